@@ -1,0 +1,39 @@
+"""Let torch >= 2.6 load fairseq checkpoints with ``weights_only=True``.
+
+fairseq pickles its config (an ``argparse.Namespace`` and omegaconf containers)
+into every checkpoint, which the safe unpickler rejects. Rather than turning
+``weights_only`` off for every ``torch.load`` in the process, we allow-list the
+few classes fairseq checkpoints hold.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import typing
+
+import torch
+
+
+def _safe_globals() -> list:
+    from omegaconf import DictConfig, ListConfig
+    from omegaconf.base import ContainerMetadata, Metadata
+    from omegaconf.nodes import AnyNode, BooleanNode, EnumNode, FloatNode, IntegerNode, StringNode
+
+    found = [argparse.Namespace, DictConfig, ListConfig, ContainerMetadata, Metadata, AnyNode, BooleanNode,
+             EnumNode, FloatNode, IntegerNode, StringNode, typing.Any, collections.defaultdict, dict, list, set,
+             tuple, int, float, str, bool]
+    try:
+        import numpy as np
+
+        found += [np.dtype, np.core.multiarray.scalar] if hasattr(np, "core") else []
+    except (ImportError, AttributeError):
+        pass
+    return found
+
+
+def allow_fairseq_checkpoints() -> None:
+    if hasattr(torch.serialization, "add_safe_globals"):
+        torch.serialization.add_safe_globals(_safe_globals())
+
+
+allow_fairseq_checkpoints()

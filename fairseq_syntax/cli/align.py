@@ -1,0 +1,61 @@
+"""fairseq-syntax-align: CoNLL-U parses + subword text -> subword head codes, one line per sentence.
+
+The output has one integer per subword (see :mod:`fairseq_syntax.syntax.alignment`);
+``fairseq-syntax-binarize-heads`` turns it into a fairseq indexed dataset.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..parsing.conllu import read_conllu_file
+from ..syntax.alignment import align_heads_to_subwords
+
+
+def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe") -> int:
+    """Write the aligned codes; raises ``ValueError`` naming file and line on any mismatch."""
+    tmp = f"{output}.tmp{os.getpid()}"
+    n = 0
+    try:
+        with open(subword_text, encoding="utf-8") as text, open(tmp, "w", encoding="utf-8") as out:
+            parses = read_conllu_file(conllu)
+            for n, line in enumerate(text, 1):
+                pieces = line.split()
+                if not pieces:
+                    raise ValueError(f"{subword_text}:{n}: empty line")
+                parsed = next(parses, None)
+                if parsed is None:
+                    raise ValueError(f"{conllu}: ends after {n - 1} sentences, but {subword_text} has more lines "
+                                     f"(line {n} has no parse)")
+                codes = align_heads_to_subwords(parsed.heads, pieces, style,
+                                                where=f"{subword_text}:{n} (parse at {conllu}:{parsed.line})")
+                out.write(" ".join(map(str, codes)) + "\n")
+            extra = next(parses, None)
+            if extra is not None:
+                raise ValueError(f"{conllu}:{extra.line}: more parses than the {n} lines of {subword_text}")
+        os.replace(tmp, output)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return n
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="fairseq-syntax-align", description=__doc__)
+    p.add_argument("--conllu", required=True, help="word-level parses, one sentence per text line")
+    p.add_argument("--subwords", required=True, help="the same text after BPE / SentencePiece")
+    p.add_argument("--style", default="bpe", choices=["bpe", "sentencepiece"])
+    p.add_argument("-o", "--output", required=True, help="subword head codes (text)")
+    args = p.parse_args(argv)
+    try:
+        n = align_files(args.conllu, args.subwords, args.output, args.style)
+    except (ValueError, OSError) as e:
+        print(f"fairseq-syntax-align: error: {e}", file=sys.stderr)
+        return 1
+    print(f"aligned {n} sentences -> {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

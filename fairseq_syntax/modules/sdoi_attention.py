@@ -1,0 +1,116 @@
+"""SG-Net's syntax-guided layer (METHODS §1), in plain torch.
+
+H' = SDOI-masked multi-head self-attention over the encoder output H, then a GELU
+feed-forward block, each with residual and LayerNorm; H̄ = αH + (1−α)H'.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..syntax.masks import sdoi_mask
+
+
+class SDOIAttentionLayer(nn.Module):
+    """One masked self-attention + FFN block (post-norm, as Transformer-base).
+
+    The mask is boolean (True = may attend) and goes to ``scaled_dot_product_attention``,
+    which adds −inf where it is False; never a multiplicative 0 on the scores.
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, ffn_dim: int, dropout: float = 0.1,
+                 attention_dropout: float = 0.0, activation_dropout: float = 0.0):
+        super().__init__()
+        if embed_dim % num_heads:
+            raise ValueError(f"SDOI: embed_dim {embed_dim} is not divisible by {num_heads} heads")
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.qkv_proj = nn.Linear(embed_dim, 3 * embed_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+        self.attn_layer_norm = nn.LayerNorm(embed_dim)
+        self.fc1 = nn.Linear(embed_dim, ffn_dim)
+        self.fc2 = nn.Linear(ffn_dim, embed_dim)
+        self.final_layer_norm = nn.LayerNorm(embed_dim)
+        self.dropout = dropout
+        self.attention_dropout = attention_dropout
+        self.activation_dropout = activation_dropout
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # as fairseq's MultiheadAttention and TransformerEncoderLayer
+        nn.init.xavier_uniform_(self.qkv_proj.weight, gain=1 / math.sqrt(2))
+        nn.init.zeros_(self.qkv_proj.bias)
+        for lin in (self.out_proj, self.fc1, self.fc2):
+            nn.init.xavier_uniform_(lin.weight)
+            nn.init.zeros_(lin.bias)
+
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor, need_weights: bool = False):
+        """x: [B, T, C]; allowed: [B, T, T] bool. Returns (x', weights [B, heads, T, T] or None)."""
+        bsz, tlen, dim = x.shape
+        q, k, v = self.qkv_proj(x).view(bsz, tlen, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        mask = allowed.unsqueeze(1)
+        weights = None
+        if need_weights:
+            scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+            weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
+            attn = F.dropout(weights, self.attention_dropout, self.training) @ v
+        else:
+            attn = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
+            )
+        attn = self.out_proj(attn.transpose(1, 2).reshape(bsz, tlen, dim))
+        x = self.attn_layer_norm(x + F.dropout(attn, self.dropout, self.training))
+        y = F.dropout(F.gelu(self.fc1(x)), self.activation_dropout, self.training)
+        x = self.final_layer_norm(x + F.dropout(self.fc2(y), self.dropout, self.training))
+        return x, weights
+
+
+class SyntaxGuidedAggregation(nn.Module):
+    """SDOI layers over H and the dual context aggregation H̄ = αH + (1−α)H'.
+
+    ``learn_alpha`` learns α as sigmoid(a), a two-way softmax, initialised at the
+    given α (the authors' MRC code learns a softmax over two weights; we drop its
+    extra scale, which LayerNorm in the decoder makes redundant). At special
+    tokens (code 0) H' is replaced by H: the paper masks their syntax-guided output.
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, ffn_dim: int, num_layers: int = 1, alpha: float = 0.5,
+                 learn_alpha: bool = False, dropout: float = 0.1, attention_dropout: float = 0.0,
+                 activation_dropout: float = 0.0, subword_mode: str = "shared"):
+        super().__init__()
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"SG-Net alpha must be in [0, 1], got {alpha}")
+        if learn_alpha and not 0.0 < alpha < 1.0:
+            raise ValueError(f"a learned alpha starts inside (0, 1), got {alpha}")
+        self.layers = nn.ModuleList(
+            SDOIAttentionLayer(embed_dim, num_heads, ffn_dim, dropout, attention_dropout, activation_dropout)
+            for _ in range(num_layers)
+        )
+        self.learn_alpha = learn_alpha
+        self.subword_mode = subword_mode
+        if learn_alpha:
+            self.alpha_logit = nn.Parameter(torch.tensor(math.log(alpha / (1 - alpha))))
+        else:
+            self.register_buffer("alpha_value", torch.tensor(float(alpha)), persistent=False)
+
+    def alpha(self) -> torch.Tensor:
+        return torch.sigmoid(self.alpha_logit) if self.learn_alpha else self.alpha_value
+
+    def forward(self, h: torch.Tensor, codes: torch.Tensor, need_weights: bool = False):
+        """h: [T, B, C] (fairseq layout); codes: [B, T]. Returns (H̄ [T, B, C], extras)."""
+        if codes.shape != h.shape[1::-1]:
+            raise ValueError(f"src_heads has shape {tuple(codes.shape)}, encoder output is "
+                             f"{tuple(h.shape[1::-1])} (B, T)")
+        allowed = sdoi_mask(codes, self.subword_mode)
+        x = h.transpose(0, 1)
+        weights = []
+        for layer in self.layers:
+            x, w = layer(x, allowed, need_weights)
+            weights.append(w)
+        x = x.transpose(0, 1)
+        x = torch.where(codes.eq(0).T.unsqueeze(-1), h, x)
+        alpha = self.alpha().to(h.dtype)
+        return alpha * h + (1 - alpha) * x, {"sdoi_mask": allowed, "sdoi_attn": weights}

@@ -1,0 +1,190 @@
+"""Sharded, resumable, parallel parsing of a tokenized text file into CoNLL-U.
+
+Shards have a fixed number of lines, independent of the number of workers, and
+each is parsed in one call with the same batches; so the merged output is
+byte-identical whatever the worker or machine count. A finished shard is
+renamed into place atomically and never parsed again, so a stopped run resumes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from .backends import get_parser
+from .conllu import format_conllu, read_conllu_file
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    input: str
+    num_lines: int
+    shard_size: int
+    backend: str
+    input_sha1: str
+
+    @property
+    def num_shards(self) -> int:
+        return max(1, -(-self.num_lines // self.shard_size))
+
+    def lines_of(self, k: int) -> range:
+        return range(k * self.shard_size, min(self.num_lines, (k + 1) * self.shard_size))
+
+
+def read_tokenized(path: str) -> list[list[str]]:
+    """Whitespace-tokenized sentences; an empty line is an error naming file and line."""
+    sents = []
+    with open(path, encoding="utf-8") as fh:
+        for i, line in enumerate(fh, 1):
+            toks = line.split()
+            if not toks:
+                raise ValueError(f"{path}:{i}: empty line; every line must hold one tokenized sentence")
+            sents.append(toks)
+    return sents
+
+
+def _sha1(path: str) -> str:
+    h = hashlib.sha1()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def shard_dir(output: str) -> str:
+    return output + ".shards"
+
+
+def shard_path(output: str, k: int) -> str:
+    return os.path.join(shard_dir(output), f"{k:06d}.conllu")
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def _prepare(plan: ShardPlan, output: str) -> None:
+    os.makedirs(shard_dir(output), exist_ok=True)
+    meta = os.path.join(shard_dir(output), "plan.json")
+    want = asdict(plan)
+    if os.path.exists(meta):
+        with open(meta) as fh:
+            have = json.load(fh)
+        if have != want:
+            raise RuntimeError(
+                f"{meta}: the shards there were made for a different input or settings "
+                f"({have}); delete {shard_dir(output)} to start over"
+            )
+    else:
+        _write_atomic(meta, json.dumps(want, indent=1, sort_keys=True) + "\n")
+
+
+_WORKER = {}
+
+
+def _init_worker(backend: str, parser_kwargs: dict, threads: int) -> None:
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+    _WORKER["parser"] = get_parser(backend, **parser_kwargs)
+
+
+def _parse_shard(job):
+    k, sents, output = job
+    parsed = _WORKER["parser"].parse(sents)
+    for i, (src, p) in enumerate(zip(sents, parsed)):
+        if len(p.heads) != len(src):
+            raise RuntimeError(f"shard {k}, sentence {i}: the parser changed the token count")
+    _write_atomic(shard_path(output, k), "".join(format_conllu(p) for p in parsed))
+    return k, len(sents), sum(len(s) for s in sents)
+
+
+def parse_file(input_path: str, output: str, backend: str = "spacy", workers: int = 1,
+               shard_size: int = 2000, shard: tuple[int, int] | None = None, parser_kwargs: dict | None = None,
+               progress: bool = True, threads_per_worker: int = 1) -> dict:
+    """Parse ``input_path`` (one tokenized sentence a line) into CoNLL-U at ``output``.
+
+    ``shard=(i, n)`` parses only shards k with k % n == i (a job-array task) and
+    does not merge; a later call without ``shard`` (or with all shards present)
+    merges. Returns throughput figures of the shards parsed in this call.
+    """
+    from tqdm import tqdm
+
+    sents = read_tokenized(input_path)
+    plan = ShardPlan(os.path.abspath(input_path), len(sents), shard_size, backend, _sha1(input_path))
+    if os.path.exists(output) and not os.path.exists(shard_dir(output)):
+        check_conllu_matches(output, sents, input_path)
+        return {"sentences": 0, "tokens": 0, "seconds": 0.0, "skipped": True}
+    _prepare(plan, output)
+    todo = [k for k in range(plan.num_shards)
+            if (shard is None or k % shard[1] == shard[0]) and not os.path.exists(shard_path(output, k))]
+    jobs = [(k, [sents[i] for i in plan.lines_of(k)], output) for k in todo]
+    total = sum(len(j[1]) for j in jobs)
+    ntok = 0
+    t0 = time.perf_counter()
+    bar = tqdm(total=total, unit="sent", desc=f"parse {os.path.basename(input_path)}", disable=not progress,
+               file=sys.stderr, smoothing=0.1)
+    kwargs = parser_kwargs or {}
+    if jobs:
+        if workers <= 1:
+            _init_worker(backend, kwargs, threads_per_worker)
+            for job in jobs:
+                _, n, t = _parse_shard(job)
+                ntok += t
+                bar.update(n)
+        else:
+            ctx = mp.get_context("fork")
+            with ctx.Pool(workers, initializer=_init_worker, initargs=(backend, kwargs, threads_per_worker)) as pool:
+                for _, n, t in pool.imap_unordered(_parse_shard, jobs):
+                    ntok += t
+                    bar.update(n)
+    bar.close()
+    seconds = time.perf_counter() - t0
+    done = all(os.path.exists(shard_path(output, k)) for k in range(plan.num_shards))
+    if done and (shard is None or shard[1] == 1):
+        merge_shards(output, plan, sents, input_path)
+    return {"sentences": total, "tokens": ntok, "seconds": seconds, "merged": done}
+
+
+def merge_shards(output: str, plan: ShardPlan, sents: list[list[str]], input_path: str) -> None:
+    """Concatenate the shards in order, check them against the text, then rename into place."""
+    tmp = f"{output}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as out:
+        for k in range(plan.num_shards):
+            with open(shard_path(output, k), encoding="utf-8") as fh:
+                out.write(fh.read())
+    try:
+        check_conllu_matches(tmp, sents, input_path)
+    except Exception:
+        os.remove(tmp)
+        raise
+    os.replace(tmp, output)
+    for k in range(plan.num_shards):
+        os.remove(shard_path(output, k))
+    os.remove(os.path.join(shard_dir(output), "plan.json"))
+    os.rmdir(shard_dir(output))
+
+
+def check_conllu_matches(conllu_path: str, sents: list[list[str]], text_path: str) -> None:
+    """Every line of the text has one CoNLL-U sentence with the same number of tokens."""
+    n = 0
+    for n, parsed in enumerate(read_conllu_file(conllu_path), 1):
+        if n > len(sents):
+            raise ValueError(f"{conllu_path}: more sentences than the {len(sents)} lines of {text_path}")
+        if len(parsed.words) != len(sents[n - 1]):
+            raise ValueError(
+                f"{conllu_path}:{parsed.line}: sentence {n} has {len(parsed.words)} tokens but "
+                f"{text_path}:{n} has {len(sents[n - 1])}"
+            )
+    if n != len(sents):
+        raise ValueError(f"{conllu_path}: {n} sentences, but {text_path} has {len(sents)} lines (line {n + 1} has no parse)")

@@ -1,0 +1,27 @@
+"""The fairseq-free syntax core: trees, subword alignment and batched masks.
+
+Nothing here imports fairseq; the fairseq glue imports this, never the reverse.
+"""
+from .alignment import (
+    align_heads_to_subwords,
+    check_subword_heads,
+    group_subwords,
+    words_from_subwords,
+)
+from .masks import SUBWORD_MODES, sdoi_mask, shift_codes, syntax_token_mask
+from .trees import ancestor_matrix, ancestors_mask, tree_distance, validate_heads
+
+__all__ = [
+    "align_heads_to_subwords",
+    "ancestor_matrix",
+    "ancestors_mask",
+    "check_subword_heads",
+    "group_subwords",
+    "sdoi_mask",
+    "shift_codes",
+    "SUBWORD_MODES",
+    "syntax_token_mask",
+    "tree_distance",
+    "validate_heads",
+    "words_from_subwords",
+]

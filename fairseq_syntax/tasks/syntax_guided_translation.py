@@ -1,0 +1,113 @@
+"""syntax_guided_translation: fairseq's translation task, with source dependency heads in every batch."""
+
+import itertools
+import logging
+import os
+from dataclasses import dataclass, field
+
+import torch
+from fairseq import utils
+from fairseq.data import ConcatDataset, LanguagePairDataset, indexed_dataset
+from fairseq.dataclass import ChoiceEnum
+from fairseq.tasks import register_task
+from fairseq.tasks.translation import TranslationConfig, TranslationTask
+
+from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
+from ..data.syntax_dataset import SyntaxLanguagePairDataset
+from ..syntax.alignment import align_heads_to_subwords, words_from_subwords
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SyntaxGuidedTranslationConfig(TranslationConfig):
+    heads_suffix: str = field(
+        default=HEADS_SUFFIX,
+        metadata={"help": "side files are {split}.{src}-{tgt}.{src}.<suffix>.bin/.idx beside the binarized source"},
+    )
+    parser: ChoiceEnum(["auto", "stanza", "spacy"]) = field(
+        default="auto",
+        metadata={"help": "parser for raw input (fairseq-interactive): stanza where its models are present, "
+                          "else spaCy"},
+    )
+    subword_style: ChoiceEnum(["bpe", "sentencepiece"]) = field(
+        default="bpe", metadata={"help": "how source subwords mark words: subword-nmt '@@' or SentencePiece '▁'"}
+    )
+
+
+def source_prefix(data_path: str, split: str, src: str, tgt: str) -> "str | None":
+    """The binarized source of a split, in either direction's file naming, as load_langpair_dataset finds it."""
+    for a, b in ((src, tgt), (tgt, src)):
+        prefix = os.path.join(data_path, f"{split}.{a}-{b}.{src}")
+        if indexed_dataset.MMapIndexedDataset.exists(prefix):
+            return prefix
+    return None
+
+
+@register_task("syntax_guided_translation", dataclass=SyntaxGuidedTranslationConfig)
+class SyntaxGuidedTranslationTask(TranslationTask):
+    """Translation whose batches carry ``net_input['src_heads']``, the source's subword head codes.
+
+    Binarized data needs ``.heads`` side files (``fairseq-syntax-binarize-heads``);
+    raw input for ``fairseq-interactive`` is parsed on the fly.
+    """
+
+    cfg: SyntaxGuidedTranslationConfig
+
+    def __init__(self, cfg, src_dict, tgt_dict):
+        super().__init__(cfg, src_dict, tgt_dict)
+        self._parser = None
+
+    def load_dataset(self, split, epoch=1, combine=False, **kwargs):
+        super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        paths = utils.split_paths(self.cfg.data)
+        if split != self.cfg.train_subset:
+            paths = paths[:1]
+        data_path = paths[(epoch - 1) % len(paths)]
+        src, tgt = self.cfg.source_lang, self.cfg.target_lang
+        parts = []
+        for k in itertools.count():
+            split_k = split + (str(k) if k > 0 else "")
+            prefix = source_prefix(data_path, split_k, src, tgt)
+            if prefix is None:
+                break
+            heads_name = f"{prefix}.{self.cfg.heads_suffix}"
+            heads = load_heads(heads_name)
+            src_data = indexed_dataset.MMapIndexedDataset(prefix)  # keep it alive: .sizes is a view of its mmap
+            check_sizes(heads.sizes, src_data.sizes, heads_name + ".bin", prefix + ".bin")
+            del src_data
+            parts.append(heads)
+            if not combine:
+                break
+        if not parts:
+            raise FileNotFoundError(f"no binarized source for split {split!r} in {data_path}")
+        if len(parts) == 1:
+            heads = parts[0]
+        else:
+            heads = ConcatDataset(parts, [self.cfg.upsample_primary] + [1] * (len(parts) - 1))
+        self.datasets[split] = SyntaxLanguagePairDataset(self.datasets[split], heads, f"{split} heads")
+        logger.info("%s: %d sentences with source heads (%s)", split, len(heads), self.cfg.heads_suffix)
+
+    @property
+    def parser(self):
+        if self._parser is None:
+            from ..parsing import get_parser
+
+            self._parser = get_parser(self.cfg.parser)
+            logger.info("parsing raw source input with %s", self._parser.describe())
+        return self._parser
+
+    def heads_for_tokens(self, src_tokens) -> list[torch.Tensor]:
+        """Parse token id sequences (as fairseq-interactive encodes them) and align heads to their subwords."""
+        style = self.cfg.subword_style
+        eos = self.src_dict.eos()
+        pieces = [[self.src_dict[t] for t in toks.tolist() if t != eos] for toks in src_tokens]
+        words = [words_from_subwords(p, style) for p in pieces]
+        parsed = self.parser.parse(words)
+        return [torch.tensor(align_heads_to_subwords(s.heads, p, style, where=f"input {i + 1}"))
+                for i, (s, p) in enumerate(zip(parsed, pieces))]
+
+    def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
+        base = LanguagePairDataset(src_tokens, src_lengths, self.source_dictionary,
+                                   tgt_dict=self.target_dictionary, constraints=constraints)
+        return SyntaxLanguagePairDataset(base, self.heads_for_tokens(src_tokens), "parsed input")

