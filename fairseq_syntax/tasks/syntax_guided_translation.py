@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import torch
 from fairseq import utils
-from fairseq.data import ConcatDataset, LanguagePairDataset, indexed_dataset
+from fairseq.data import ConcatDataset, indexed_dataset
 from fairseq.dataclass import ChoiceEnum
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
@@ -15,6 +15,7 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
 from ..data.syntax_dataset import SyntaxLanguagePairDataset
 from ..syntax.alignment import align_heads_to_subwords, words_from_subwords
+from ..syntax.masks import shift_codes
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class SyntaxGuidedTranslationTask(TranslationTask):
     """Translation whose batches carry ``net_input['src_heads']``, the source's subword head codes.
 
     Binarized data needs ``.heads`` side files (``fairseq-syntax-binarize-heads``);
-    raw input for ``fairseq-interactive`` is parsed on the fly.
+    a batch without heads (fairseq-interactive, the hub interface) is parsed on the fly.
     """
 
     cfg: SyntaxGuidedTranslationConfig
@@ -97,17 +98,34 @@ class SyntaxGuidedTranslationTask(TranslationTask):
             logger.info("parsing raw source input with %s", self._parser.describe())
         return self._parser
 
-    def heads_for_tokens(self, src_tokens) -> list[torch.Tensor]:
-        """Parse token id sequences (as fairseq-interactive encodes them) and align heads to their subwords."""
-        style = self.cfg.subword_style
-        eos = self.src_dict.eos()
-        pieces = [[self.src_dict[t] for t in toks.tolist() if t != eos] for toks in src_tokens]
-        words = [words_from_subwords(p, style) for p in pieces]
-        parsed = self.parser.parse(words)
-        return [torch.tensor(align_heads_to_subwords(s.heads, p, style, where=f"input {i + 1}"))
-                for i, (s, p) in enumerate(zip(parsed, pieces))]
+    def parse_batch(self, src_tokens: torch.Tensor) -> torch.Tensor:
+        """Subword head codes [B, T] for a collated batch of raw input, parsed on the fly.
 
-    def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
-        base = LanguagePairDataset(src_tokens, src_lengths, self.source_dictionary,
-                                   tgt_dict=self.target_dictionary, constraints=constraints)
-        return SyntaxLanguagePairDataset(base, self.heads_for_tokens(src_tokens), "parsed input")
+        fairseq-interactive (and the hub interface) hand the task token ids only, so
+        the words are recovered from the subwords, parsed, and aligned back.
+        """
+        style = self.cfg.subword_style
+        d = self.src_dict
+        special = src_tokens.eq(d.pad()) | src_tokens.eq(d.eos()) | src_tokens.eq(d.bos())
+        rows, pieces = [], []
+        for b in range(src_tokens.size(0)):
+            cols = (~special[b]).nonzero().squeeze(1)
+            rows.append(cols)
+            pieces.append([d[t] for t in src_tokens[b, cols].tolist()])
+        parsed = self.parser.parse([words_from_subwords(p, style) for p in pieces])
+        codes = torch.zeros_like(src_tokens)
+        for b, (cols, p, s) in enumerate(zip(rows, pieces, parsed)):
+            if len(p) == 0:
+                continue
+            if not torch.equal(cols, torch.arange(cols[0], cols[0] + len(cols), device=cols.device)):
+                raise ValueError(f"input {b + 1}: special tokens inside the sentence")
+            row = torch.tensor(align_heads_to_subwords(s.heads, p, style, where=f"input {b + 1}"))
+            codes[b, cols] = shift_codes(row, int(cols[0])).to(codes.device)
+        return codes
+
+    def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
+        net_input = sample["net_input"]
+        if "src_heads" not in net_input:
+            net_input["src_heads"] = self.parse_batch(net_input["src_tokens"])
+        return super().inference_step(generator, models, sample, prefix_tokens=prefix_tokens,
+                                      constraints=constraints)
