@@ -15,20 +15,14 @@ import torch
 
 
 def _safe_globals() -> list:
+    # fairseq >= 0.10 stores its config as plain containers plus an argparse.Namespace ("args");
+    # checkpoints written before that hold omegaconf objects.
     from omegaconf import DictConfig, ListConfig
     from omegaconf.base import ContainerMetadata, Metadata
-    from omegaconf.nodes import AnyNode, BooleanNode, EnumNode, FloatNode, IntegerNode, StringNode
+    from omegaconf.nodes import AnyNode
 
-    found = [argparse.Namespace, DictConfig, ListConfig, ContainerMetadata, Metadata, AnyNode, BooleanNode,
-             EnumNode, FloatNode, IntegerNode, StringNode, typing.Any, collections.defaultdict, dict, list, set,
-             tuple, int, float, str, bool]
-    try:
-        import numpy as np
-
-        found += [np.dtype, np.core.multiarray.scalar] if hasattr(np, "core") else []
-    except (ImportError, AttributeError):
-        pass
-    return found
+    return [argparse.Namespace, DictConfig, ListConfig, ContainerMetadata, Metadata, AnyNode, typing.Any,
+            collections.defaultdict]
 
 
 def allow_fairseq_checkpoints() -> None:

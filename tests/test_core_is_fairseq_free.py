@@ -1,0 +1,32 @@
+"""The syntax core, parsing and torch modules import without fairseq; the glue imports the core."""
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[1] / "fairseq_syntax"
+CORE = ["syntax", "parsing", "modules"]
+
+
+def test_core_runs_with_fairseq_blocked():
+    code = ("import sys; sys.modules['fairseq'] = None\n"
+            "import fairseq_syntax.syntax, fairseq_syntax.parsing, fairseq_syntax.modules\n"
+            "from fairseq_syntax.syntax import ancestors_mask; print(ancestors_mask([2, 0]).sum().item())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3"
+
+
+def test_core_sources_never_import_the_glue():
+    glue = {"tasks", "models", "data", "cli", "criterions"}
+    for pkg in CORE:
+        for path in (PKG / pkg).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom):
+                    mod = node.module or ""
+                    assert not mod.startswith("fairseq") or mod.startswith("fairseq_syntax"), (path, mod)
+                    parts = mod.split(".")
+                    assert not (node.level >= 2 and parts[0] in glue), (path, mod)
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        assert alias.name.split(".")[0] != "fairseq", (path, alias.name)

@@ -1,0 +1,120 @@
+"""transformer_sgnet against fairseq's transformer, and the SDOI layer's masking."""
+from types import SimpleNamespace
+
+import pytest
+import torch
+from fairseq import options
+from fairseq.data import Dictionary
+from fairseq.models.transformer import TransformerModel
+
+import fairseq_syntax
+from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
+from fairseq_syntax.modules import SyntaxGuidedAggregation
+from fairseq_syntax.syntax import align_heads_to_subwords, sdoi_mask
+
+from .test_alignment_and_masks import batch
+from .test_trees import NONPROJ_HEADS, PAPER_HEADS
+
+fairseq_syntax.register()
+
+SIZES = ["--encoder-layers", "2", "--decoder-layers", "2", "--encoder-embed-dim", "32",
+         "--encoder-ffn-embed-dim", "64", "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
+         "--share-all-embeddings", "--dropout", "0.0"]
+
+
+def make_args(arch, *extra):
+    parser = options.get_training_parser()
+    return options.parse_args_and_arch(parser, ["/unused", "--user-dir", fairseq_syntax.USER_DIR, "--task",
+                                                "syntax_guided_translation", "--arch", arch, *SIZES, *extra])
+
+
+@pytest.fixture(scope="module")
+def task():
+    d = Dictionary()
+    for w in "The in@@ crea@@ se reflects lower credit los@@ ses A hear@@ ing is sched@@ u@@ led on the issue today".split():
+        d.add_symbol(w)
+    d.pad_to_multiple_(8)
+    return SimpleNamespace(source_dictionary=d, target_dictionary=d)
+
+
+def sample_batch(d):
+    sents = ["The in@@ crea@@ se reflects lower credit los@@ ses".split(),
+             "A hear@@ ing is sched@@ u@@ led on the issue today".split()]
+    heads = [PAPER_HEADS, NONPROJ_HEADS]
+    codes = [align_heads_to_subwords(h, s) for h, s in zip(heads, sents)]
+    width = max(len(s) for s in sents) + 1
+    toks = torch.full((2, width), d.pad())
+    for r, s in enumerate(sents):
+        ids = [d.index(w) for w in s] + [d.eos()]
+        toks[r, width - len(ids):] = torch.tensor(ids)
+    lengths = toks.ne(d.pad()).sum(1)
+    prev = torch.tensor([[d.eos(), 5, 6, 7], [d.eos(), 8, 9, 10]])
+    return toks, lengths, prev, batch(codes)
+
+
+def test_alpha_one_computes_exactly_the_vanilla_transformer(task):
+    torch.manual_seed(0)
+    vanilla = TransformerModel.build_model(make_args("transformer_small_vanilla"), task).eval()
+    sgnet = TransformerSGNetModel.build_model(make_args("transformer_sgnet_small", "--sgnet-alpha", "1.0"),
+                                              task).eval()
+    # a vanilla checkpoint's weights load into the SG-Net model (the SDOI layer keeps its fresh init)
+    fresh = {k: v.clone() for k, v in sgnet.encoder.syntax_guided.state_dict().items()}
+    sgnet.load_state_dict(vanilla.state_dict(), strict=True)
+    for k, v in sgnet.encoder.syntax_guided.state_dict().items():
+        assert torch.equal(v, fresh[k])
+    toks, lengths, prev, codes = sample_batch(task.source_dictionary)
+    with torch.no_grad():
+        want, _ = vanilla(toks, lengths, prev)
+        got, _ = sgnet(toks, lengths, prev, src_heads=codes)
+    assert torch.equal(got, want)
+
+
+def test_alpha_half_changes_the_output_and_needs_heads(task):
+    torch.manual_seed(0)
+    vanilla = TransformerModel.build_model(make_args("transformer_small_vanilla"), task).eval()
+    sgnet = TransformerSGNetModel.build_model(make_args("transformer_sgnet_small"), task).eval()
+    assert sgnet.encoder.syntax_guided.alpha().item() == 0.5
+    sgnet.load_state_dict(vanilla.state_dict())
+    toks, lengths, prev, codes = sample_batch(task.source_dictionary)
+    with torch.no_grad():
+        want, _ = vanilla(toks, lengths, prev)
+        got, _ = sgnet(toks, lengths, prev, src_heads=codes)
+    assert not torch.allclose(got, want)
+    with pytest.raises(ValueError, match="src_heads"):
+        sgnet(toks, lengths, prev)
+
+
+def test_options_reach_the_layer(task):
+    args = make_args("transformer_sgnet_small", "--sgnet-layers", "2", "--sgnet-attention-heads", "2",
+                     "--sgnet-learn-alpha", "--sgnet-alpha", "0.3", "--sgnet-dropout", "0.2",
+                     "--sgnet-subword-mode", "first_head")
+    model = TransformerSGNetModel.build_model(args, task)
+    sg = model.encoder.syntax_guided
+    assert len(sg.layers) == 2 and sg.layers[0].num_heads == 2 and sg.layers[0].dropout == 0.2
+    assert sg.subword_mode == "first_head"
+    assert abs(sg.alpha().item() - 0.3) < 1e-6
+    toks, lengths, prev, codes = sample_batch(task.source_dictionary)
+    out, _ = model(toks, lengths, prev, src_heads=codes)
+    out.sum().backward()
+    assert sg.alpha_logit.grad is not None and sg.alpha_logit.grad != 0
+
+
+def test_sdoi_output_depends_only_on_the_sdoi():
+    """Perturbing a token outside SDOI(i) leaves H'_i unchanged: the mask is additive −inf, not a product."""
+    torch.manual_seed(0)
+    layer = SyntaxGuidedAggregation(16, 4, 32, alpha=0.0, dropout=0.0).eval()
+    codes = batch([align_heads_to_subwords(NONPROJ_HEADS, "A hearing is scheduled on the issue today".split())])
+    h = torch.randn(codes.size(1), 1, 16)
+    allowed = sdoi_mask(codes)[0]
+    base, extras = layer(h, codes, need_weights=True)
+    fast, _ = layer(h, codes)
+    assert torch.allclose(base, fast, atol=1e-6)
+    weights = extras["sdoi_attn"][0][0]  # [heads, T, T]
+    assert torch.all(weights[:, ~allowed] == 0)
+    for j in range(codes.size(1)):
+        h2 = h.clone()
+        h2[j] += 5.0
+        out, _ = layer(h2, codes)
+        for i in range(codes.size(1)):
+            changed = not torch.allclose(out[i], base[i], atol=1e-6)
+            assert changed == bool(allowed[i, j]), (i, j)

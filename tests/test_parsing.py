@@ -1,0 +1,135 @@
+"""Parsing real Multi30k text offline, CoNLL-U errors, sharded parsing, and alignment of real parses."""
+import gzip
+import io
+import os
+
+import pytest
+
+from fairseq_syntax.cli.align import align_files
+from fairseq_syntax.parsing import ParsedSentence, format_conllu, read_conllu
+from fairseq_syntax.parsing.sharded import parse_file, shard_dir
+from fairseq_syntax.syntax import align_heads_to_subwords, check_subword_heads, validate_heads
+
+from .conftest import run
+
+
+def real_sentences(multi30k_dir, n, split="val"):
+    from sacremoses import MosesTokenizer
+
+    tok = MosesTokenizer("en")
+    with gzip.open(multi30k_dir / f"{split}.en.gz", "rt", encoding="utf-8") as fh:
+        return [tok.tokenize(next(fh).strip(), aggressive_dash_splits=True, escape=False) for _ in range(n)]
+
+
+def test_spacy_parses_real_sentences_keeping_tokens(multi30k_dir, spacy_parser):
+    sents = real_sentences(multi30k_dir, 40)
+    parsed = spacy_parser.parse(sents)
+    assert len(parsed) == 40
+    for s, p in zip(sents, parsed):
+        assert p.words == s
+        validate_heads(p.heads)
+        assert p.deprels and len(p.deprels) == len(s)
+    # a real parse: "A man in an orange hat starring at something ." -> the root is a verb or noun, with dependents
+    assert sum(h == 0 for h in parsed[0].heads) >= 1
+
+
+def test_conllu_round_trip():
+    sent = ParsedSentence(["The", "dog", "runs"], [2, 3, 0], ["det", "nsubj", "root"], ["DET", "NOUN", "VERB"])
+    text = format_conllu(sent) * 2
+    back = list(read_conllu(io.StringIO(text), "x.conllu"))
+    assert [b.words for b in back] == [sent.words] * 2
+    assert [b.heads for b in back] == [sent.heads] * 2
+    assert back[1].line == 5
+
+
+@pytest.mark.parametrize("row, message", [
+    ("2\tdog\t_\tNOUN\t_\t_\t7\tnsubj\t_\t_", r"x\.conllu: sentence at line 1, token 2: head 7 out of range 0..3"),
+    ("2\tdog\t_\tNOUN\t_\t_\tx\tnsubj\t_\t_", r"x\.conllu:2: head 'x' is not an integer"),
+    ("3\tdog\t_\tNOUN\t_\t_\t3\tnsubj\t_\t_", r"x\.conllu:2: token ID '3', expected 2"),
+    ("2\tdog\t_\tNOUN", r"x\.conllu:2: expected 10 tab-separated"),
+    ("2\tdog\t_\tNOUN\t_\t_\t1\tnsubj\t_\t_", r"cycle through tokens 1 -> 2 -> 1"),
+])
+def test_bad_conllu_names_file_and_line(row, message):
+    head = "1\tThe\t_\tDET\t_\t_\t2\tdet\t_\t_\n"
+    root = "3\truns\t_\tVERB\t_\t_\t0\troot\t_\t_\n"
+    with pytest.raises(ValueError, match=message):
+        list(read_conllu(io.StringIO(head + row + "\n" + root + "\n"), "x.conllu"))
+
+
+@pytest.fixture(scope="module")
+def tokenized_file(tmp_path_factory, multi30k_dir):
+    path = tmp_path_factory.mktemp("tok") / "val.tok.en"
+    path.write_text("".join(" ".join(s) + "\n" for s in real_sentences(multi30k_dir, 300)), encoding="utf-8")
+    return path
+
+
+def test_one_and_two_workers_give_identical_bytes_and_resume(tmp_path, tokenized_file):
+    one, two, resumed = tmp_path / "one.conllu", tmp_path / "two.conllu", tmp_path / "resumed.conllu"
+    parse_file(str(tokenized_file), str(one), "spacy", workers=1, shard_size=64, progress=False)
+    parse_file(str(tokenized_file), str(two), "spacy", workers=2, shard_size=64, progress=False)
+    assert one.read_bytes() == two.read_bytes()
+    assert not os.path.exists(shard_dir(str(one)))
+    # a job-array run of shard 1/2 leaves shards and no output; the final run parses the rest and merges
+    stats = parse_file(str(tokenized_file), str(resumed), "spacy", shard=(1, 2), shard_size=64, progress=False)
+    assert not resumed.exists() and stats["sentences"] == 64 * 2
+    stats = parse_file(str(tokenized_file), str(resumed), "spacy", shard_size=64, progress=False)
+    assert stats["sentences"] == 300 - 128
+    assert resumed.read_bytes() == one.read_bytes()
+    # a complete output is not parsed again
+    assert parse_file(str(tokenized_file), str(resumed), "spacy", shard_size=64, progress=False)["skipped"]
+
+
+def test_empty_line_is_an_error_with_its_line(tmp_path):
+    src = tmp_path / "bad.en"
+    src.write_text("A dog runs .\n\nA cat sleeps .\n")
+    with pytest.raises(ValueError, match=r"bad\.en:2: empty line"):
+        parse_file(str(src), str(tmp_path / "bad.conllu"), "spacy", progress=False)
+    assert not (tmp_path / "bad.conllu").exists()
+
+
+def test_alignment_of_real_parses_to_real_bpe(tmp_path, tokenized_file):
+    conllu = tmp_path / "val.conllu"
+    parse_file(str(tokenized_file), str(conllu), "spacy", progress=False)
+    codes_path = tmp_path / "codes"
+    run(["subword-nmt", "learn-bpe", "-s", "300", "--input", str(tokenized_file), "--output", str(codes_path)])
+    bpe = tmp_path / "val.bpe.en"
+    run(["subword-nmt", "apply-bpe", "-c", str(codes_path), "--input", str(tokenized_file), "--output", str(bpe)])
+    out = tmp_path / "val.heads"
+    assert align_files(str(conllu), str(bpe), str(out)) == 300
+    parses = list(read_conllu(open(conllu), str(conllu)))
+    lines = bpe.read_text().splitlines()
+    split_words = 0
+    for p, line, codes_line in zip(parses, lines, out.read_text().splitlines()):
+        pieces = line.split()
+        codes = [int(c) for c in codes_line.split()]
+        check_subword_heads(codes)
+        assert codes == align_heads_to_subwords(p.heads, pieces)
+        split_words += sum(c < 0 for c in codes)
+        # every word-initial subword points at the first subword of its word's head
+        starts = [i + 1 for i, c in enumerate(codes) if c > 0]
+        for w, h in enumerate(p.heads):
+            assert codes[starts[w] - 1] == (starts[h - 1] if h else starts[w])
+    assert split_words > 100  # 300 merges split many words: the subword path is really exercised
+
+
+def test_align_rejects_missing_line_and_token_mismatch_without_output(tmp_path, tokenized_file):
+    conllu = tmp_path / "val.conllu"
+    parse_file(str(tokenized_file), str(conllu), "spacy", progress=False)
+    lines = tokenized_file.read_text().splitlines()
+    missing = tmp_path / "missing.en"
+    missing.write_text("\n".join(lines[:10] + lines[11:]) + "\n")  # line 11 dropped
+    out = tmp_path / "out.heads"
+    with pytest.raises(ValueError, match=r"missing\.en:11 .*the parse has \d+ tokens but the subword text has"):
+        align_files(str(conllu), str(missing), str(out))
+    assert not out.exists()
+    wrong = tmp_path / "wrong.en"
+    changed = lines[:]
+    changed[4] = changed[4] + " extra"
+    wrong.write_text("\n".join(changed) + "\n")
+    with pytest.raises(ValueError, match=r"wrong\.en:5 "):
+        align_files(str(conllu), str(wrong), str(out))
+    short = tmp_path / "short.en"
+    short.write_text("\n".join(lines + lines[:1]) + "\n")
+    with pytest.raises(ValueError, match=r"ends after 300 sentences.*line 301 has no parse"):
+        align_files(str(conllu), str(short), str(out))
+    assert not out.exists() and not list(tmp_path.glob("out.heads.tmp*"))
