@@ -10,12 +10,12 @@ SHARED_DATA = Path(os.environ.get("FAIRSEQ_SYNTAX_SHARED_DATA", ROOT.parent / "s
 BIN = Path(sys.executable).parent
 
 
-def run(cmd, cwd=None, env=None, check=True, timeout=900):
+def run(cmd, cwd=None, env=None, check=True, timeout=900, input=None):
     """Run a command; on failure show its output."""
     full_env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}", OMP_NUM_THREADS="1",
                     PYTHONWARNINGS="ignore")
     full_env.update(env or {})
-    proc = subprocess.run(cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, input=input)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
                              f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")

@@ -1,0 +1,123 @@
+"""Real Multi30k pairs: prepare -> fairseq-train -> resume -> fairseq-generate -> fairseq-interactive.
+
+Every command runs the installed console scripts from a directory outside the repository,
+with --user-dir given as `fairseq-syntax-user-dir` prints it.
+"""
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from .conftest import BIN, run
+
+TRAIN = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch", "transformer_sgnet_small",
+         "--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-4", "--lr-scheduler", "inverse_sqrt",
+         "--warmup-updates", "50", "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
+         "--max-tokens", "1500", "--seed", "1", "--no-progress-bar", "--log-interval", "1",
+         "--no-epoch-checkpoints"]
+
+
+@pytest.fixture(scope="module")
+def user_dir():
+    return run([str(BIN / "fairseq-syntax-user-dir")], cwd="/").stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def trained(prepared, user_dir, tmp_path_factory):
+    save = tmp_path_factory.mktemp("ckpt")
+    out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN,
+               "--max-update", "6", "--save-dir", str(save)], cwd=str(save))
+    assert "num_updates 6" in out.stderr + out.stdout
+    return save
+
+
+def test_prepared_directory_has_heads_beside_the_binarized_text(prepared):
+    from fairseq.data import indexed_dataset
+
+    for split, n in (("train", 400), ("valid", 60), ("test", 60)):
+        prefix = str(prepared / "bin" / f"{split}.en-de.en")
+        src = indexed_dataset.MMapIndexedDataset(prefix)
+        heads = indexed_dataset.MMapIndexedDataset(prefix + ".heads")
+        assert len(src) == len(heads) == n
+        assert np.array_equal(np.array(heads.sizes) + 1, np.array(src.sizes))  # + EOS
+        assert heads._index.dtype == np.int16  # one small integer per token
+    assert (prepared / "bin" / "bpecodes").exists()
+
+
+def test_data_prep_rerun_skips_finished_stages(prepared, multi30k_dir):
+    from .conftest import ROOT
+
+    out = run(["bash", str(ROOT / "data-prep/multi30k.sh"), "--local-dir", str(multi30k_dir), "--out", str(prepared),
+               "--max-train", "400", "--max-eval", "60", "--parser", "spacy"])
+    for stage in ("fetch", "tokenize", "parse", "bpe", "align", "binarize"):
+        assert f"skip {stage} (done)" in out.stderr
+
+
+def test_train_resume_generate_validate(prepared, user_dir, trained):
+    out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN,
+               "--max-update", "10", "--save-dir", str(trained)], cwd=str(trained))
+    log = out.stderr + out.stdout
+    assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch \d+ @ 6 updates\)", log)
+    assert "num_updates 10" in log
+    gen = run([str(BIN / "fairseq-generate"), str(prepared / "bin"), "--user-dir", user_dir,
+               "--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--path",
+               str(trained / "checkpoint_last.pt"), "--beam", "5", "--batch-size", "16", "--max-len-b", "20",
+               "--remove-bpe", "--tokenizer", "moses", "--moses-no-escape", "--scoring", "sacrebleu"],
+              cwd=str(trained))
+    assert re.search(r"Generate test with beam=5: BLEU = \d+\.\d+", gen.stdout)
+    # every test sentence is translated (fairseq-fixed would drop the last, incomplete batch)
+    assert len(re.findall(r"^H-\d+\t", gen.stdout, re.M)) == 60
+    val = run([str(BIN / "fairseq-validate"), str(prepared / "bin"), "--user-dir", user_dir,
+               "--task", "syntax_guided_translation", "--path", str(trained / "checkpoint_last.pt"),
+               "--valid-subset", "valid", "--batch-size", "16"], cwd=str(trained))
+    assert re.search(r"valid on 'valid' subset \| loss \d", val.stdout + val.stderr)
+
+
+def test_interactive_parses_raw_english_on_the_fly(prepared, user_dir, trained):
+    out = run([str(BIN / "fairseq-interactive"), str(prepared / "bin"), "--user-dir", user_dir,
+               "--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--path",
+               str(trained / "checkpoint_last.pt"), "--beam", "5", "--max-len-b", "20", "--parser", "spacy",
+               "--tokenizer", "moses", "--moses-no-escape", "--bpe", "subword_nmt", "--bpe-codes",
+               str(prepared / "bin" / "bpecodes")], cwd=str(trained),
+              input="Two young men are playing soccer in a park.\nA dog jumps over a fence.\n")
+    assert "S-0\tTwo young men are playing soccer in a park ." in out.stdout
+    assert re.search(r"^H-1\t-?\d", out.stdout, re.M)
+    assert "parsing raw source input with spacy" in out.stderr + out.stdout
+
+
+def test_vanilla_checkpoint_fine_tunes_into_sgnet(prepared, user_dir, tmp_path):
+    vanilla = tmp_path / "vanilla"
+    args = [a for a in TRAIN]
+    args[args.index("syntax_guided_translation")] = "translation"
+    args[args.index("transformer_sgnet_small")] = "transformer_small_vanilla"
+    run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *args, "--max-update", "2",
+         "--save-dir", str(vanilla)], cwd=str(tmp_path))
+    sg = tmp_path / "sgnet"
+    out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN, "--max-update",
+               "2", "--save-dir", str(sg), "--finetune-from-model", str(vanilla / "checkpoint_last.pt")],
+              cwd=str(tmp_path))
+    log = out.stderr + out.stdout
+    assert "SDOI tensors freshly initialised" in log
+    assert "num_updates 2" in log
+
+
+def test_binarize_heads_rejects_a_mismatch_and_writes_nothing(prepared, tmp_path):
+    dest = tmp_path / "bin"
+    shutil.copytree(prepared / "bin", dest)
+    for f in dest.glob("valid.en-de.en.heads.*"):
+        f.unlink()
+    lines = (prepared / "bpe" / "valid.en.heads").read_text().splitlines()
+    bad = tmp_path / "valid.en.heads"
+    bad.write_text("\n".join(lines[:7] + lines[8:]) + "\n")  # line 8 lost
+    out = run([str(BIN / "fairseq-syntax-binarize-heads"), "--heads", str(bad), "--destdir", str(dest),
+               "--split", "valid", "-s", "en", "-t", "de"], check=False)
+    assert out.returncode == 1
+    assert "59 sentences, but" in out.stderr and "valid.en-de.en.bin has 60" in out.stderr
+    k = next(i for i in range(2, 59) if len(lines[i].split()) != len(lines[i + 1].split()))
+    swapped = tmp_path / "swapped.heads"
+    swapped.write_text("\n".join(lines[:k] + [lines[k + 1], lines[k]] + lines[k + 2:]) + "\n")
+    out = run([str(BIN / "fairseq-syntax-binarize-heads"), "--heads", str(swapped), "--destdir", str(dest),
+               "--split", "valid", "-s", "en", "-t", "de"], check=False)
+    assert out.returncode == 1 and f"sentence {k + 1} (line {k + 1}) has" in out.stderr
+    assert not list(dest.glob("valid.en-de.en.heads*"))
