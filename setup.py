@@ -27,6 +27,7 @@ setup(
             "fairseq-syntax-parse = fairseq_syntax.cli.parse:main",
             "fairseq-syntax-align = fairseq_syntax.cli.align:main",
             "fairseq-syntax-binarize-heads = fairseq_syntax.cli.binarize_heads:main",
+            "fairseq-syntax-text = fairseq_syntax.cli.text:main",
             "fairseq-syntax-user-dir = fairseq_syntax:print_user_dir",
         ]
     },

@@ -45,3 +45,60 @@ find_venv_bin() {
   local root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   if [ -x "$root/.venv/bin/python" ]; then echo "$root/.venv/bin"; else dirname "$(command -v python3)"; fi
 }
+
+# The stages every corpus shares. They read $OUT, $SRC, $TGT, $WORKERS and the array SPLITS,
+# and take the tokenized (and cleaned) text from $OUT/$TEXT_DIR/{split}.{lang}.
+
+# parse_stage PARSER [extra fairseq-syntax-parse args...]: English CoNLL-U for every split
+parse_stage() {
+  local parser=$1; shift
+  local split extra
+  for split in "${SPLITS[@]}"; do
+    extra=()
+    [ "$parser" = conllu ] && extra=(--conllu "$CONLLU_DIR/$split.$SRC.conllu")
+    fairseq-syntax-parse "$OUT/$TEXT_DIR/$split.$SRC" -o "$OUT/parse/$split.$SRC.conllu" --parser "$parser" \
+      --workers "$WORKERS" "${extra[@]}" "$@" || die "parsing $split failed"
+  done
+}
+
+# bpe_stage MERGES: learn joint BPE on the training text and apply it to every split
+bpe_stage() {
+  local merges=$1 split lang
+  mkdir -p "$OUT/bpe"
+  subword-nmt learn-joint-bpe-and-vocab --input "$OUT/$TEXT_DIR/train.$SRC" "$OUT/$TEXT_DIR/train.$TGT" \
+    -s "$merges" -o "$OUT/bpe/codes.tmp" --write-vocabulary "$OUT/bpe/vocab.$SRC" "$OUT/bpe/vocab.$TGT" \
+    --num-workers "$WORKERS"
+  mv -f "$OUT/bpe/codes.tmp" "$OUT/bpe/codes"
+  for split in "${SPLITS[@]}"; do
+    for lang in $SRC $TGT; do
+      atomic "$OUT/bpe/$split.$lang" subword-nmt apply-bpe -c "$OUT/bpe/codes" --vocabulary "$OUT/bpe/vocab.$lang" \
+        --vocabulary-threshold 1 --num-workers "$WORKERS" --input "$OUT/$TEXT_DIR/$split.$lang"
+    done
+    same_lines "$OUT/bpe/$split.$SRC" "$OUT/$TEXT_DIR/$split.$SRC"
+  done
+}
+
+# align_stage: subword head codes for every split (fails on any line or token mismatch, naming both files)
+align_stage() {
+  local split
+  for split in "${SPLITS[@]}"; do
+    fairseq-syntax-align --conllu "$OUT/parse/$split.$SRC.conllu" --subwords "$OUT/bpe/$split.$SRC" \
+      --style bpe -o "$OUT/bpe/$split.$SRC.heads" || die "aligning $split failed"
+  done
+}
+
+# binarize_stage: fairseq-preprocess (joined dictionary) and the heads side files, into $OUT/bin at once
+binarize_stage() {
+  local split prefs=()
+  for split in "${SPLITS[@]}"; do prefs+=("--${split}pref" "$OUT/bpe/$split"); done
+  rm -rf "$OUT/bin.tmp"
+  fairseq-preprocess --source-lang $SRC --target-lang $TGT "${prefs[@]}" --destdir "$OUT/bin.tmp" \
+    --joined-dictionary --workers "$WORKERS" 2>&1 | grep -v tensorboardX >&2
+  local heads=()
+  for split in "${SPLITS[@]}"; do heads+=("$OUT/bpe/$split.$SRC.heads"); done
+  fairseq-syntax-binarize-heads --heads "${heads[@]}" --split "${SPLITS[@]}" --destdir "$OUT/bin.tmp" \
+    -s $SRC -t $TGT || die "binarizing the heads failed"
+  cp "$OUT/bpe/codes" "$OUT/bin.tmp/bpecodes"
+  rm -rf "$OUT/bin"
+  mv "$OUT/bin.tmp" "$OUT/bin"
+}

