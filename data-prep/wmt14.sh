@@ -114,7 +114,9 @@ fetch() {
     for p in "${prefixes[@]}"; do
       f=$p.$lang; [ -f "$f" ] || f=$p.$lang.gz
       [ -f "$f" ] || die "training corpus $p.$lang(.gz) not found"
-      if [ "$MAX_LINES" -gt 0 ]; then text_of "$f" | head -n "$MAX_LINES"; else text_of "$f"; fi >> "$OUT/raw/train.$lang.tmp"
+      # (head closes the pipe early: the reader's SIGPIPE is expected, not an error)
+      if [ "$MAX_LINES" -gt 0 ]; then { text_of "$f" || true; } | head -n "$MAX_LINES"; else text_of "$f"; fi \
+        >> "$OUT/raw/train.$lang.tmp"
     done
     mv "$OUT/raw/train.$lang.tmp" "$OUT/raw/train.$lang"
   done

@@ -133,3 +133,29 @@ def test_align_rejects_missing_line_and_token_mismatch_without_output(tmp_path, 
     with pytest.raises(ValueError, match=r"ends after 300 sentences.*line 301 has no parse"):
         align_files(str(conllu), str(short), str(out))
     assert not out.exists() and not list(tmp_path.glob("out.heads.tmp*"))
+
+
+def test_killed_parse_resumes_to_identical_output(tmp_path, tokenized_file):
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import BIN
+
+    whole = tmp_path / "whole.conllu"
+    parse_file(str(tokenized_file), str(whole), "spacy", shard_size=20, progress=False)
+    out = tmp_path / "killed.conllu"
+    cmd = [str(BIN / "fairseq-syntax-parse"), str(tokenized_file), "-o", str(out), "--parser", "spacy",
+           "--shard-size", "20", "--quiet"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    shards = tmp_path / "killed.conllu.shards"
+    deadline = time.time() + 120
+    while len(list(shards.glob("0*.conllu"))) < 3 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = len(list(shards.glob("0*.conllu")))
+    assert not out.exists() and 3 <= done_before < 15, done_before
+    res = run(cmd)
+    assert f"parsed {300 - 20 * done_before} sentences" in res.stderr
+    assert out.read_bytes() == whole.read_bytes()

@@ -65,7 +65,8 @@ def test_job_array_shards_then_merge_equal_one_run(wmt14, multi30k_dir, tmp_path
 
 
 @pytest.mark.parametrize("damage, message", [
-    ("missing_line", r"valid\.en\.conllu: 1013 sentences, but .*valid\.en has 1014 lines"),
+    ("missing_line", r"valid\.en\.conllu: 1002 sentences, but .*valid\.en has 1003 lines \(line 1003 has no parse\)"),
+    ("missing_inner_line", r"valid\.en\.conllu:\d+: sentence 8 has \d+ tokens but .*valid\.en:8 has"),
     ("extra_token", r"valid\.en\.conllu:\d+: sentence 5 has \d+ tokens but .*valid\.en:5 has"),
 ])
 def test_brought_parses_that_do_not_match_fail_clearly(wmt14, multi30k_dir, tmp_path, damage, message):
@@ -76,6 +77,8 @@ def test_brought_parses_that_do_not_match_fail_clearly(wmt14, multi30k_dir, tmp_
         shutil.copy(out / f"parse/{split}.en.conllu", conllu)
     blocks = (out / "parse/valid.en.conllu").read_text().split("\n\n")
     if damage == "missing_line":
+        del blocks[-2]  # the last sentence (the file ends with a blank line)
+    elif damage == "missing_inner_line":
         del blocks[7]
     else:
         rows = blocks[4].split("\n")

@@ -90,6 +90,13 @@ _WORKER = {}
 
 
 def _init_worker(backend: str, parser_kwargs: dict, threads: int) -> None:
+    # one BLAS/torch thread per worker: N workers on N cores, not N x N threads fighting
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(threads)
+    except ImportError:
+        pass
     try:
         import torch
 
