@@ -3,8 +3,11 @@
 
 Both models have identical sizes (transformer_sgnet_small / transformer_small_vanilla), start from the
 same weights, and see the same batches of real Multi30k data with the same threads. Runs are
-interleaved (A B, B A, ...) and medians are reported with their ratio. Peak memory is the maximum
-resident set of a separate process per model doing the same training steps.
+interleaved (A B, B A, ...) and medians are reported with their ratio. Peak memory is the peak
+resident set (VmHWM, reset just before training) of a separate process per model (data and that model
+only) doing the same training steps.
+Generation decodes as many steps as the source is long (match_source_len), so both models do the same
+work whatever they output.
 
     .venv/bin/python scripts/bench_speed.py --data work/multi30k/bin [--rounds 5] [--steps 8]
 """
@@ -12,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -22,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build(args):
+def build(args, only=None):
     import torch
     from fairseq import options
     from fairseq.criterions.label_smoothed_cross_entropy import LabelSmoothedCrossEntropyCriterion
@@ -45,14 +47,18 @@ def build(args):
     task = tasks.setup_task(sg_args)
     task.load_dataset("train")
     task.load_dataset("valid")
-    vanilla = TransformerModel.build_model(parse("transformer_small_vanilla", "translation"), task)
-    sgnet = task.build_model(sg_args)
-    sgnet.load_state_dict(vanilla.state_dict())  # same weights; the SDOI layer keeps its fresh init
+    models = {}
+    if only in (None, "transformer"):
+        models["transformer"] = TransformerModel.build_model(parse("transformer_small_vanilla", "translation"), task)
+    if only in (None, "transformer_sgnet"):
+        models["transformer_sgnet"] = task.build_model(sg_args)
+    if only is None:  # same weights; the SDOI layer keeps its fresh init
+        models["transformer_sgnet"].load_state_dict(models["transformer"].state_dict())
     crit = LabelSmoothedCrossEntropyCriterion(task, sentence_avg=False, label_smoothing=0.1)
     itr = task.get_batch_iterator(task.dataset("train"), max_tokens=args.max_tokens, seed=1,
                                   max_positions=(1024, 1024)).next_epoch_itr(shuffle=True)
     batches = [next(itr) for _ in range(args.rounds * args.steps)]
-    return task, {"transformer": vanilla, "transformer_sgnet": sgnet}, crit, batches
+    return task, models, crit, batches
 
 
 def net_input(name, batch):
@@ -79,11 +85,18 @@ def train_steps(name, model, opt, crit, batches):
 def memory_probe(args):
     import torch
 
-    task, models, crit, batches = build(args)
+    task, models, crit, batches = build(args, only=args.memory_probe)
     model = models[args.memory_probe]
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    import gc
+
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as fh:  # reset the peak (VmHWM) to the current resident set
+        fh.write("5")
     train_steps(args.memory_probe, model, opt, crit, batches[: args.steps])
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # KiB on Linux
+    with open("/proc/self/status") as fh:
+        hwm = next(line for line in fh if line.startswith("VmHWM:"))
+    print(int(hwm.split()[1]))  # KiB: the peak resident set while training
 
 
 def main():
@@ -131,7 +144,8 @@ def main():
     vitr = task.get_batch_iterator(task.dataset("valid"), max_sentences=args.gen_sentences // 2,
                                    max_positions=(1024, 1024)).next_epoch_itr(shuffle=False)
     vbatches = [next(vitr) for _ in range(2)]
-    gens = {n: SequenceGenerator([m.eval()], task.target_dictionary, beam_size=5, max_len_b=200)
+    # match_source_len: both models decode the same number of steps, whatever their (untrained) outputs
+    gens = {n: SequenceGenerator([m.eval()], task.target_dictionary, beam_size=5, match_source_len=True)
             for n, m in models.items()}
     gen = {n: [] for n in names}
     for r in range(args.rounds):
