@@ -95,3 +95,45 @@ def test_brought_parses_that_do_not_match_fail_clearly(wmt14, multi30k_dir, tmp_
     assert not (target / "parse/valid.en.conllu").exists()
     assert not (target / "bin").exists()
     assert not list((target / "parse").glob("*.tmp*"))
+
+
+def test_mirror_of_upstream_archives_is_used_in_place_of_downloads(multi30k_dir, tmp_path):
+    """A mirror holding the upstream .tgz files: the script extracts them in their archive layout.
+
+    The training archives and dev.tgz are built here from real Multi30k text standing in for Europarl,
+    Common Crawl, News Commentary and newstest2013 (not available offline); test-full.tgz holds the
+    real newstest2014 sgm files.
+    """
+    import gzip
+    import tarfile
+
+    mirror = tmp_path / "mirror"
+    stage = tmp_path / "stage"
+    (stage / "training").mkdir(parents=True)
+    (stage / "dev").mkdir()
+    (stage / "test-full").mkdir()
+    pairs = {lang: gzip.open(multi30k_dir / f"train.{lang}.gz", "rt", encoding="utf-8").read().splitlines()
+             for lang in ("en", "de")}
+    layout = {"training-parallel-europarl-v7.tgz": ("training/europarl-v7.de-en", 0),
+              "training-parallel-commoncrawl.tgz": ("commoncrawl.de-en", 100),
+              "training-parallel-nc-v9.tgz": ("training/news-commentary-v9.de-en", 200),
+              "dev.tgz": ("dev/newstest2013", 300)}
+    for rel, start in layout.values():
+        for lang in ("en", "de"):
+            (stage / f"{rel}.{lang}").write_text("\n".join(pairs[lang][start:start + 100]) + "\n", encoding="utf-8")
+    for name in ("newstest2014-deen-src.en.sgm", "newstest2014-deen-ref.de.sgm"):
+        shutil.copy(SHARED_DATA / "wmt14" / name, stage / "test-full" / name)
+    mirror.mkdir()
+    for archive, (rel, _) in layout.items():
+        with tarfile.open(mirror / archive, "w:gz") as tar:
+            for lang in ("en", "de"):
+                tar.add(stage / f"{rel}.{lang}", arcname=f"{rel}.{lang}")
+    with tarfile.open(mirror / "test-full.tgz", "w:gz") as tar:
+        tar.add(stage / "test-full", arcname="test-full")
+    out = tmp_path / "out"
+    res = run(["bash", SCRIPT, "--mirror", str(mirror), "--out", str(out), "--parser", "spacy", "--until", "clean"])
+    assert "download" not in res.stderr
+    assert len((out / "raw/train.en").read_text().splitlines()) == 300
+    assert (out / "raw/train.en").read_text().splitlines()[100] == pairs["en"][100]
+    assert (out / "raw/valid.de").read_text().splitlines()[0] == pairs["de"][300]
+    assert len((out / "raw/test.en").read_text().splitlines()) == 3003
