@@ -21,8 +21,14 @@ def _safe_globals() -> list:
     from omegaconf.base import ContainerMetadata, Metadata
     from omegaconf.nodes import AnyNode
 
+    import numpy as np
+
+    # with --best-checkpoint-metric bleu (or any numpy-valued metric) fairseq stores numpy scalars
+    core = getattr(np, "_core", None) or np.core  # numpy 2 renamed numpy.core
+    numpy_types = [np.ndarray, np.dtype, core.multiarray._reconstruct, core.multiarray.scalar]
+    numpy_types += [type(np.dtype(t)) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_)]
     return [argparse.Namespace, DictConfig, ListConfig, ContainerMetadata, Metadata, AnyNode, typing.Any,
-            collections.defaultdict]
+            collections.defaultdict, *numpy_types]
 
 
 def allow_fairseq_checkpoints() -> None:
