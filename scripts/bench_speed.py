@@ -177,7 +177,7 @@ def main():
         "mask_ms_per_batch": 1000 * mask_s, "sgnet_step_ms": 1000 * step_s, "mask_share_of_step": mask_share,
         "peak_rss_mb": mem, "memory_ratio": mem["transformer_sgnet"] / mem["transformer"],
     }
-    print(f"\n| measure | transformer | transformer_sgnet | ratio |\n|---|---|---|---|")
+    print("\n| measure | transformer | transformer_sgnet | ratio |\n|---|---|---|---|")
     print(f"| training, target tok/s (median of {args.rounds}) | {med['train']['transformer']:.0f} | "
           f"{med['train']['transformer_sgnet']:.0f} | {result['train_ratio']:.3f} |")
     print(f"| generation, sent/s, beam 5 (median of {args.rounds}) | {med['gen']['transformer']:.1f} | "

@@ -64,7 +64,7 @@ run_system transformer translation transformer_small_vanilla
 run_system sgnet syntax_guided_translation transformer_sgnet_small $SG_EXTRA
 
 REF=$RES/ref.de
-gzip -dc "${MULTI30K_DIR:-$DATA/raw}/test_2016_flickr.de.gz" > "$REF" 2>/dev/null || cp "$DATA/raw/test.de" "$REF"
+cp "$DATA/raw/test.de" "$REF"  # the raw references, as data-prep copied them
 echo "[reproduce] sacreBLEU with paired bootstrap resampling (baseline first)" >&2
 sacrebleu "$REF" -i "$RES/hyp_transformer_seed$SEED.de" "$RES/hyp_sgnet_seed$SEED.de" -m bleu chrf \
-  --paired-bs --paired-bs-n 1000 | tee "$RES/scores_seed$SEED.txt"
+  --paired-bs --paired-bs-n 1000 -f text | tee "$RES/scores_seed$SEED.txt"  # (-f json fails on numpy 2 floats)
