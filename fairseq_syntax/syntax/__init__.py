@@ -8,6 +8,7 @@ from .alignment import (
     group_subwords,
     words_from_subwords,
 )
+from .local import batch_tree_distance, sla_mask, window_mask
 from .masks import SUBWORD_MODES, sdoi_mask, shift_codes, syntax_token_mask
 from .trees import ancestor_matrix, ancestors_mask, tree_distance, validate_heads
 
@@ -15,13 +16,16 @@ __all__ = [
     "align_heads_to_subwords",
     "ancestor_matrix",
     "ancestors_mask",
+    "batch_tree_distance",
     "check_subword_heads",
     "group_subwords",
     "sdoi_mask",
     "shift_codes",
+    "sla_mask",
     "SUBWORD_MODES",
     "syntax_token_mask",
     "tree_distance",
     "validate_heads",
+    "window_mask",
     "words_from_subwords",
 ]

@@ -1,0 +1,93 @@
+"""Syntax-aware local attention masks (METHODS §2) against a plain-Python reading of the definition."""
+import torch
+
+from fairseq_syntax.syntax import align_heads_to_subwords, tree_distance
+from fairseq_syntax.syntax.local import batch_tree_distance, sla_mask, window_mask
+
+from .test_alignment_and_masks import batch
+from .test_trees import NONPROJ_HEADS, PAPER_HEADS
+
+NONPROJ_PIECES = "A hear@@ ing is sched@@ u@@ led on the issue today".split()
+PAPER_PIECES = "The in@@ crea@@ se reflects lower credit los@@ ses".split()
+
+
+def owners(pieces):
+    """Word index of every subword (bpe)."""
+    out, w = [], 0
+    for i, p in enumerate(pieces):
+        out.append(w)
+        if not p.endswith("@@"):
+            w += 1
+    return out
+
+
+def expected_sla(heads, pieces, m):
+    """The definition, word by word: D(i, j) = min_{k in {i-1, i, i+1}} dis(k, j) <= m."""
+    dis = tree_distance(heads)
+    n = len(heads)
+    own = owners(pieces)
+    allowed = torch.zeros(len(pieces), len(pieces), dtype=torch.bool)
+    for a, wi in enumerate(own):
+        for b, wj in enumerate(own):
+            d = min(int(dis[k, wj]) for k in (wi - 1, wi, wi + 1) if 0 <= k < n)
+            allowed[a, b] = d <= m
+    return allowed
+
+
+def test_batched_tree_distance_matches_single_sentence_distances():
+    codes = [align_heads_to_subwords(h, p) for h, p in ((PAPER_HEADS, PAPER_PIECES), (NONPROJ_HEADS, NONPROJ_PIECES))]
+    b = batch(codes)
+    dist = batch_tree_distance(b)
+    for r, (heads, pieces) in enumerate(((PAPER_HEADS, PAPER_PIECES), (NONPROJ_HEADS, NONPROJ_PIECES))):
+        n = len(pieces)
+        off = b.size(1) - (n + 1)
+        own = owners(pieces)
+        want = tree_distance(heads)[own][:, own]
+        assert torch.equal(dist[r, off:off + n, off:off + n], want)
+
+
+def test_sla_mask_follows_the_neighbour_rule_for_every_m():
+    for heads, pieces in ((PAPER_HEADS, PAPER_PIECES), (NONPROJ_HEADS, NONPROJ_PIECES)):
+        b = batch([align_heads_to_subwords(heads, pieces)])
+        n = len(pieces)
+        for m in (1, 2, 3, 4):
+            got = sla_mask(b, m)[0]
+            assert torch.equal(got[:n, :n], expected_sla(heads, pieces, m)), (pieces[0], m)
+    # hand-worked: with m = 1, "A" reaches "scheduled" through its neighbour "hearing" (dis 1), but not "is"
+    b = batch([align_heads_to_subwords(NONPROJ_HEADS, NONPROJ_PIECES)])
+    got = sla_mask(b, 1)[0]
+    assert got[0, 4] and not got[0, 3]  # A -> sched@@ yes, A -> is no
+
+
+def test_special_tokens_are_never_masked():
+    b = batch([align_heads_to_subwords(NONPROJ_HEADS, NONPROJ_PIECES), [1]])  # padding in row 2
+    got = sla_mask(b, 1)
+    special = b.eq(0)
+    for r in range(2):
+        assert got[r][special[r]].all() and got[r][:, special[r]].all()
+
+
+def test_sentence_pairs_see_all_of_the_other_sentence():
+    a = align_heads_to_subwords([2, 0, 2], "the dog runs".split())
+    c = align_heads_to_subwords([2, 0], "cats sleep".split())
+    # [CLS] the dog runs [SEP] cats sleep [SEP]
+    codes = torch.tensor([[0] + [v + 1 for v in a] + [0] + [v + 5 for v in c] + [0]])
+    segments = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1]])
+    got = sla_mask(codes, 0, segments)[0]
+    assert got[1:4, 5:7].all() and got[5:7, 1:4].all()
+    # inside a sentence the neighbour rule applies, and it does not reach across [SEP]. With m = 0,
+    # "runs" sees "dog" (D = dis(dog, dog) = 0 through its neighbour) but not "the" (D = dis(dog, the) = 1)
+    assert got[3, 3] and got[3, 2] and not got[3, 1]
+    no_pair = sla_mask(codes, 0)[0]
+    assert not no_pair[3, 5]  # without segments "runs" and "cats" are in different trees: masked
+    assert not no_pair[5, 3]
+
+
+def test_window_baseline():
+    b = batch([align_heads_to_subwords(NONPROJ_HEADS, NONPROJ_PIECES)])
+    got = window_mask(b, 2)[0]
+    t = b.size(1)
+    for i in range(t - 1):
+        for j in range(t - 1):
+            assert bool(got[i, j]) == (abs(i - j) <= 2)
+    assert got[t - 1].all() and got[:, t - 1].all()  # EOS never masked
