@@ -118,3 +118,12 @@ def test_long_chain_needs_every_doubling_step():
     heads = list(range(2, n + 1)) + [0]
     m = ancestors_mask(heads)
     assert torch.equal(m, torch.triu(torch.ones(n, n, dtype=torch.bool)))
+
+
+def test_wordpiece_alignment_matches_bpe():
+    bpe = "The in@@ crea@@ se reflects lower credit los@@ ses".split()
+    wp = ["The", "in", "##crea", "##se", "reflects", "lower", "credit", "los", "##ses"]
+    assert align_heads_to_subwords(PAPER_HEADS, wp, "wordpiece") == align_heads_to_subwords(PAPER_HEADS, bpe, "bpe")
+    assert words_from_subwords(wp, "wordpiece") == "The increase reflects lower credit losses".split()
+    with pytest.raises(ValueError, match="unknown subword style"):
+        align_heads_to_subwords(PAPER_HEADS, wp, "bytes")

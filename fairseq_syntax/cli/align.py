@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fairseq-syntax-align", description=__doc__)
     p.add_argument("--conllu", required=True, help="word-level parses, one sentence per text line")
     p.add_argument("--subwords", required=True, help="the same text after BPE / SentencePiece")
-    p.add_argument("--style", default="bpe", choices=["bpe", "sentencepiece"])
+    p.add_argument("--style", default="bpe", choices=["bpe", "sentencepiece", "wordpiece"])
     p.add_argument("-o", "--output", required=True, help="subword head codes (text)")
     args = p.parse_args(argv)
     try:

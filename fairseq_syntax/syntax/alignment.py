@@ -19,13 +19,16 @@ from .trees import validate_heads
 
 BPE_CONTINUATION = "@@"
 SPM_WORD_START = "\u2581"
+WORDPIECE_CONTINUATION = "##"
+SUBWORD_STYLES = ("bpe", "sentencepiece", "wordpiece")
 
 
 def group_subwords(subwords: Sequence[str], style: str = "bpe") -> list[int]:
     """0-based index of the first subword of each word.
 
     ``style`` is ``bpe`` (subword-nmt: a piece ending in ``@@`` continues into the
-    next) or ``sentencepiece`` (a piece starting with ``▁`` begins a word).
+    next), ``sentencepiece`` (a piece starting with ``▁`` begins a word) or ``wordpiece``
+    (BERT: a piece starting with ``##`` continues the previous one).
     """
     starts = []
     if style == "bpe":
@@ -38,8 +41,12 @@ def group_subwords(subwords: Sequence[str], style: str = "bpe") -> list[int]:
         for i, piece in enumerate(subwords):
             if i == 0 or piece.startswith(SPM_WORD_START):
                 starts.append(i)
+    elif style == "wordpiece":
+        for i, piece in enumerate(subwords):
+            if i == 0 or not piece.startswith(WORDPIECE_CONTINUATION):
+                starts.append(i)
     else:
-        raise ValueError(f"unknown subword style {style!r} (expected 'bpe' or 'sentencepiece')")
+        raise ValueError(f"unknown subword style {style!r} (expected one of {SUBWORD_STYLES})")
     return starts
 
 
@@ -51,6 +58,8 @@ def words_from_subwords(subwords: Sequence[str], style: str = "bpe") -> list[str
         pieces = subwords[a:b]
         if style == "bpe":
             word = "".join(p[: -len(BPE_CONTINUATION)] if p.endswith(BPE_CONTINUATION) else p for p in pieces)
+        elif style == "wordpiece":
+            word = pieces[0] + "".join(p[len(WORDPIECE_CONTINUATION):] for p in pieces[1:])
         else:
             word = "".join(pieces).lstrip(SPM_WORD_START) or SPM_WORD_START
         words.append(word)

@@ -31,8 +31,9 @@ class SyntaxGuidedTranslationConfig(TranslationConfig):
         metadata={"help": "parser for raw input (fairseq-interactive): stanza where its models are present, "
                           "else spaCy"},
     )
-    subword_style: ChoiceEnum(["bpe", "sentencepiece"]) = field(
-        default="bpe", metadata={"help": "how source subwords mark words: subword-nmt '@@' or SentencePiece '▁'"}
+    subword_style: ChoiceEnum(["bpe", "sentencepiece", "wordpiece"]) = field(
+        default="bpe",
+        metadata={"help": "how source subwords mark words: subword-nmt '@@', SentencePiece '▁' or WordPiece '##'"},
     )
 
 
