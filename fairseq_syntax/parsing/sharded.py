@@ -35,15 +35,16 @@ class ShardPlan:
         return range(k * self.shard_size, min(self.num_lines, (k + 1) * self.shard_size))
 
 
-def read_tokenized(path: str) -> list[list[str]]:
-    """Whitespace-tokenized sentences; an empty line is an error naming file and line."""
+def read_tokenized(path: str) -> list[str]:
+    """The lines of a whitespace-tokenized file, kept as strings (a token list per sentence would
+    take about ten times the memory on WMT14's 4.5M lines); an empty line is an error naming the line."""
     sents = []
     with open(path, encoding="utf-8") as fh:
         for i, line in enumerate(fh, 1):
-            toks = line.split()
-            if not toks:
+            line = line.strip()
+            if not line:
                 raise ValueError(f"{path}:{i}: empty line; every line must hold one tokenized sentence")
-            sents.append(toks)
+            sents.append(line)
     return sents
 
 
@@ -107,7 +108,9 @@ def _init_worker(backend: str, parser_kwargs: dict, threads: int) -> None:
 
 
 def _parse_shard(job):
-    k, sents, output = job
+    # the lines reach forked workers through _WORKER["lines"]: only shard ids cross the pipe
+    k, lines, output = job
+    sents = [_WORKER["lines"][i].split() for i in lines]
     parsed = _WORKER["parser"].parse(sents)
     for i, (src, p) in enumerate(zip(sents, parsed)):
         if len(p.heads) != len(src):
@@ -135,8 +138,9 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     _prepare(plan, output)
     todo = [k for k in range(plan.num_shards)
             if (shard is None or k % shard[1] == shard[0]) and not os.path.exists(shard_path(output, k))]
-    jobs = [(k, [sents[i] for i in plan.lines_of(k)], output) for k in todo]
+    jobs = [(k, plan.lines_of(k), output) for k in todo]
     total = sum(len(j[1]) for j in jobs)
+    _WORKER["lines"] = sents
     ntok = 0
     t0 = time.perf_counter()
     bar = tqdm(total=total, unit="sent", desc=f"parse {os.path.basename(input_path)}", disable=not progress,
@@ -163,7 +167,7 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     return {"sentences": total, "tokens": ntok, "seconds": seconds, "merged": done}
 
 
-def merge_shards(output: str, plan: ShardPlan, sents: list[list[str]], input_path: str) -> None:
+def merge_shards(output: str, plan: ShardPlan, sents: list[str], input_path: str) -> None:
     """Concatenate the shards in order, check them against the text, then rename into place."""
     tmp = f"{output}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as out:
@@ -182,16 +186,17 @@ def merge_shards(output: str, plan: ShardPlan, sents: list[list[str]], input_pat
     os.rmdir(shard_dir(output))
 
 
-def check_conllu_matches(conllu_path: str, sents: list[list[str]], text_path: str) -> None:
+def check_conllu_matches(conllu_path: str, sents: list[str], text_path: str) -> None:
     """Every line of the text has one CoNLL-U sentence with the same number of tokens."""
     n = 0
     for n, parsed in enumerate(read_conllu_file(conllu_path), 1):
         if n > len(sents):
             raise ValueError(f"{conllu_path}: more sentences than the {len(sents)} lines of {text_path}")
-        if len(parsed.words) != len(sents[n - 1]):
+        want = len(sents[n - 1].split())
+        if len(parsed.words) != want:
             raise ValueError(
                 f"{conllu_path}:{parsed.line}: sentence {n} has {len(parsed.words)} tokens but "
-                f"{text_path}:{n} has {len(sents[n - 1])}"
+                f"{text_path}:{n} has {want}"
             )
     if n != len(sents):
         raise ValueError(f"{conllu_path}: {n} sentences, but {text_path} has {len(sents)} lines (line {n + 1} has no parse)")
