@@ -7,27 +7,22 @@ from __future__ import annotations
 import torch
 
 from .masks import _columns
-from .trees import ancestor_matrix
+from .trees import ancestor_matrix, distances_from_ancestors
 
 
 def batch_tree_distance(codes: torch.Tensor) -> torch.Tensor:
     """[B, T, T] word-level tree distances, shared by every subword of a word.
 
-    dist = depth(i) + depth(j) − 2·depth(lca); the number of common ancestors-or-self
-    is depth(lca) + 1, so one batched matrix product gives every LCA. Pairs in different
-    trees, and pairs with a special token (code 0), get distance T (more than any real one).
+    Pairs in different trees, and pairs with a special token (code 0), get distance T
+    (more than any real one).
     """
     bsz, tlen = codes.shape
     pos, word_start, parent = _columns(codes)
-    anc = ancestor_matrix(parent).to(torch.float32)
-    common = anc @ anc.transpose(1, 2)
-    depth = anc.sum(-1) - 1
-    dist = depth.unsqueeze(2) + depth.unsqueeze(1) - 2 * (common - 1)
-    far = torch.full_like(dist, float(tlen))
+    dist, connected = distances_from_ancestors(ancestor_matrix(parent))
     special = codes.eq(0)
-    dist = torch.where((common > 0) & ~special.unsqueeze(1) & ~special.unsqueeze(2), dist, far)
+    dist = torch.where(connected & ~special.unsqueeze(1) & ~special.unsqueeze(2), dist, torch.full_like(dist, tlen))
     rows = dist.gather(1, word_start.unsqueeze(-1).expand(bsz, tlen, tlen))
-    return rows.gather(2, word_start.unsqueeze(1).expand(bsz, tlen, tlen)).round().long()
+    return rows.gather(2, word_start.unsqueeze(1).expand(bsz, tlen, tlen))
 
 
 def _neighbour_words(codes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

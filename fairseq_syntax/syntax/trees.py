@@ -92,19 +92,27 @@ def ancestors_mask(heads: Sequence[int], where: str = "sentence") -> torch.Tenso
     return ancestor_matrix(_parent_from_heads(heads).unsqueeze(0))[0]
 
 
+def distances_from_ancestors(anc: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Tree distances and connectivity [B, T, T] from an ancestors-or-self matrix [B, T, T].
+
+    dist(i, j) = depth(i) + depth(j) - 2 depth(lca(i, j)); the number of common
+    ancestors-or-self is depth(lca) + 1, so one batched matrix product finds every LCA.
+    ``connected`` is False for pairs in different trees, whose distance is meaningless.
+    """
+    a = anc.to(torch.float32)
+    common = a @ a.transpose(-1, -2)
+    depth = a.sum(-1) - 1
+    dist = depth.unsqueeze(-1) + depth.unsqueeze(-2) - 2 * (common - 1)
+    return dist.round().long(), common > 0
+
+
 def tree_distance(heads: Sequence[int], where: str = "sentence") -> torch.Tensor:
     """Undirected tree distances of one sentence: [n, n] int64.
 
-    dist(i, j) = depth(i) + depth(j) - 2 depth(lca(i, j)); the number of common
-    ancestors-or-self is depth(lca) + 1, so one matrix product finds every LCA.
     Tokens in different trees (a line with several roots) get distance n, larger
     than any distance inside a tree.
     """
     heads = validate_heads(heads, where)
     n = len(heads)
-    anc = ancestors_mask(heads, where).to(torch.float64)
-    common = anc @ anc.T  # [n, n] number of shared ancestors-or-self
-    depth = anc.sum(1) - 1
-    dist = depth[:, None] + depth[None, :] - 2 * (common - 1)
-    dist = torch.where(common > 0, dist, torch.full_like(dist, n))
-    return dist.round().to(torch.long)
+    dist, connected = distances_from_ancestors(ancestor_matrix(_parent_from_heads(heads).unsqueeze(0)))
+    return torch.where(connected, dist, torch.full_like(dist, n))[0]
