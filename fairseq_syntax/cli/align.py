@@ -6,18 +6,17 @@ The output has one integer per subword (see :mod:`fairseq_syntax.syntax.alignmen
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from ..atomic import atomic_path
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_subwords
 
 
 def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe") -> int:
     """Write the aligned codes; raises ``ValueError`` naming file and line on any mismatch."""
-    tmp = f"{output}.tmp{os.getpid()}"
     n = 0
-    try:
+    with atomic_path(output) as tmp:
         with open(subword_text, encoding="utf-8") as text, open(tmp, "w", encoding="utf-8") as out:
             parses = read_conllu_file(conllu)
             for n, line in enumerate(text, 1):
@@ -34,10 +33,6 @@ def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe")
             extra = next(parses, None)
             if extra is not None:
                 raise ValueError(f"{conllu}:{extra.line}: more parses than the {n} lines of {subword_text}")
-        os.replace(tmp, output)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return n
 
 

@@ -66,25 +66,21 @@ def main(argv=None) -> int:
 
 def bring_conllu(args) -> int:
     """Check user parses against the tokenized text (file and line on any mismatch), then copy them in."""
-    import os
     import shutil
 
+    from ..atomic import atomic_path
     from ..parsing.sharded import check_conllu_matches, read_tokenized
 
     if not args.conllu:
         print("fairseq-syntax-parse: error: --parser conllu needs --conllu FILE", file=sys.stderr)
         return 2
-    tmp = f"{args.output}.tmp{os.getpid()}"
     try:
         check_conllu_matches(args.conllu, read_tokenized(args.input), args.input)
-        shutil.copyfile(args.conllu, tmp)
-        os.replace(tmp, args.output)
+        with atomic_path(args.output) as tmp:
+            shutil.copyfile(args.conllu, tmp)
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
         return 1
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     print(f"checked {args.conllu} against {args.input} -> {args.output}", file=sys.stderr)
     return 0
 

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+
+from ..atomic import atomic_path
 
 from ..textprep.clean import clean_parallel
 from ..textprep.moses import tokenize_file
@@ -43,10 +44,8 @@ def main(argv=None) -> int:
             segs = read_sgm_segments(args.input)
             if not segs:
                 raise ValueError(f"{args.input}: no <seg> elements")
-            tmp = f"{args.output}.tmp{os.getpid()}"
-            with open(tmp, "w", encoding="utf-8") as fh:
+            with atomic_path(args.output) as tmp, open(tmp, "w", encoding="utf-8") as fh:
                 fh.write("".join(s + "\n" for s in segs))
-            os.replace(tmp, args.output)
             print(f"extracted {len(segs)} segments -> {args.output}", file=sys.stderr)
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-text: error: {e}", file=sys.stderr)

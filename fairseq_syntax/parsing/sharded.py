@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
+from ..atomic import atomic_path
 from .backends import get_parser
 from .conllu import format_conllu, read_conllu_file
 
@@ -65,10 +66,8 @@ def shard_path(output: str, k: int) -> str:
 
 
 def _write_atomic(path: str, text: str) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
-    os.replace(tmp, path)
 
 
 def _prepare(plan: ShardPlan, output: str) -> None:
@@ -169,17 +168,12 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
 
 def merge_shards(output: str, plan: ShardPlan, sents: list[str], input_path: str) -> None:
     """Concatenate the shards in order, check them against the text, then rename into place."""
-    tmp = f"{output}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as out:
-        for k in range(plan.num_shards):
-            with open(shard_path(output, k), encoding="utf-8") as fh:
-                out.write(fh.read())
-    try:
+    with atomic_path(output) as tmp:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for k in range(plan.num_shards):
+                with open(shard_path(output, k), encoding="utf-8") as fh:
+                    out.write(fh.read())
         check_conllu_matches(tmp, sents, input_path)
-    except Exception:
-        os.remove(tmp)
-        raise
-    os.replace(tmp, output)
     for k in range(plan.num_shards):
         os.remove(shard_path(output, k))
     os.remove(os.path.join(shard_dir(output), "plan.json"))

@@ -1,7 +1,7 @@
 """Parallel-corpus cleaning as Moses' clean-corpus-n.perl: length bounds and a length ratio."""
 from __future__ import annotations
 
-import os
+from ..atomic import atomic_path
 
 
 def keep_pair(src: str, tgt: str, min_len: int, max_len: int, ratio: float) -> bool:
@@ -15,10 +15,9 @@ def clean_parallel(src_in: str, tgt_in: str, src_out: str, tgt_out: str, min_len
                    ratio: float = 1.5) -> tuple[int, int]:
     """Keep the pairs within the bounds; returns (kept, total). Unequal line counts are an error."""
     kept = total = 0
-    tmps = [f"{src_out}.tmp{os.getpid()}", f"{tgt_out}.tmp{os.getpid()}"]
-    try:
+    with atomic_path(src_out) as tmp_src, atomic_path(tgt_out) as tmp_tgt:
         with open(src_in, encoding="utf-8") as fs, open(tgt_in, encoding="utf-8") as ft, \
-                open(tmps[0], "w", encoding="utf-8") as os_, open(tmps[1], "w", encoding="utf-8") as ot:
+                open(tmp_src, "w", encoding="utf-8") as os_, open(tmp_tgt, "w", encoding="utf-8") as ot:
             for total, (s, t) in enumerate(zip(fs, ft), 1):
                 if keep_pair(s, t, min_len, max_len, ratio):
                     os_.write(s)
@@ -28,10 +27,4 @@ def clean_parallel(src_in: str, tgt_in: str, src_out: str, tgt_out: str, min_len
             if extra_s or extra_t:
                 longer, shorter = (src_in, tgt_in) if extra_s else (tgt_in, src_in)
                 raise ValueError(f"{longer} has more lines than {shorter} (which ends at line {total})")
-        os.replace(tmps[0], src_out)
-        os.replace(tmps[1], tgt_out)
-    finally:
-        for t in tmps:
-            if os.path.exists(t):
-                os.remove(t)
     return kept, total

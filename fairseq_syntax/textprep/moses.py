@@ -7,6 +7,8 @@ import re
 import sys
 from typing import Iterable, Iterator
 
+from ..atomic import atomic_path
+
 _NON_PRINTING = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
 
 
@@ -57,9 +59,8 @@ def tokenize_file(src: str, dst: str, lang: str, workers: int = 1, chunk_size: i
     """Tokenize ``src`` into ``dst`` (written through a temporary name); returns the line count."""
     from tqdm import tqdm
 
-    tmp = f"{dst}.tmp{os.getpid()}"
     n = 0
-    try:
+    with atomic_path(dst) as tmp:
         with open(src, encoding="utf-8", errors="replace") as fin, open(tmp, "w", encoding="utf-8") as fout, \
                 tqdm(unit="line", desc=f"tokenize {os.path.basename(src)}", disable=not progress,
                      file=sys.stderr) as bar:
@@ -79,8 +80,4 @@ def tokenize_file(src: str, dst: str, lang: str, workers: int = 1, chunk_size: i
                 if pool is not None:
                     pool.close()
                     pool.join()
-        os.replace(tmp, dst)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return n
