@@ -29,6 +29,7 @@ setup(
             "fairseq-syntax-binarize-heads = fairseq_syntax.cli.binarize_heads:main",
             "fairseq-syntax-text = fairseq_syntax.cli.text:main",
             "fairseq-syntax-user-dir = fairseq_syntax:print_user_dir",
+            "fairseq-syntax-convert-bert = fairseq_syntax.cli.convert_bert:main",
         ]
     },
 )

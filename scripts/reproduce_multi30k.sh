@@ -4,8 +4,11 @@
 # (BLEU and chrF, signatures printed) and a paired bootstrap test (sacrebleu --paired-bs).
 #
 #   bash scripts/reproduce_multi30k.sh [--updates N] [--seed S] [--out DIR] [--extra "FLAGS for sgnet"]
+#                                      [--parallel] [--name NAME]
 #
-# --updates 1500 is about an hour per model on 2 cores. Logs, hypotheses and scores go to
+# --updates 1500 is about an hour per model on 2 cores. --parallel trains the two systems side by side,
+# one thread each, so both see the same machine load (fairer, and no slower in total on 2 cores).
+# --name tags the sgnet run (default "sgnet") so variants (--extra "--sgnet-learn-alpha") sit side by side. Logs, hypotheses and scores go to
 # results/multi30k/ (or --out). Re-running resumes training and skips finished evaluations.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,12 +16,16 @@ UPDATES=1500
 SEED=1
 RES=$ROOT/results/multi30k
 SG_EXTRA=""
+PARALLEL=0
+SG_NAME=sgnet
 while [ $# -gt 0 ]; do
   case $1 in
     --updates) UPDATES=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
     --out) RES=$2; shift 2 ;;
     --extra) SG_EXTRA=$2; shift 2 ;;
+    --parallel) PARALLEL=1; shift ;;
+    --name) SG_NAME=$2; shift 2 ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
@@ -48,7 +55,7 @@ run_system() {  # run_system NAME TASK ARCH [extra flags]
   echo "[reproduce] training $name ($arch, $UPDATES updates, seed $SEED)" >&2
   fairseq-train "$DATA/bin" --user-dir "$U" --task "$task" --arch "$arch" "${COMMON[@]}" "$@" \
     --save-dir "$ck" 2>&1 | tee -a "$RES/train_${name}_seed$SEED.log" \
-    | grep --line-buffered -E "valid on|done training|Error" >&2
+    | grep --line-buffered -E "valid on|done training|Error" | sed -u "s/^/[$name] /" >&2
   echo "[reproduce] generating test_2016_flickr with $name" >&2
   fairseq-generate "$DATA/bin" --user-dir "$U" --task "$task" -s en -t de --gen-subset test \
     --path "$ck/checkpoint_best.pt" --beam 5 --batch-size 128 --required-batch-size-multiple 1 \
@@ -59,12 +66,21 @@ run_system() {  # run_system NAME TASK ARCH [extra flags]
   [ "$(wc -l < "$RES/hyp_${name}_seed$SEED.de")" = 1000 ] || { echo "expected 1000 hypotheses" >&2; exit 1; }
 }
 
-run_system transformer translation transformer_small_vanilla
-# shellcheck disable=SC2086
-run_system sgnet syntax_guided_translation transformer_sgnet_small $SG_EXTRA
+if [ "$PARALLEL" = 1 ]; then
+  export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+  run_system transformer translation transformer_small_vanilla & base_pid=$!
+  # shellcheck disable=SC2086
+  run_system "$SG_NAME" syntax_guided_translation transformer_sgnet_small $SG_EXTRA & sg_pid=$!
+  wait $base_pid || { echo "[reproduce] baseline failed" >&2; exit 1; }
+  wait $sg_pid || { echo "[reproduce] $SG_NAME failed" >&2; exit 1; }
+else
+  run_system transformer translation transformer_small_vanilla
+  # shellcheck disable=SC2086
+  run_system "$SG_NAME" syntax_guided_translation transformer_sgnet_small $SG_EXTRA
+fi
 
 REF=$RES/ref.de
 cp "$DATA/raw/test.de" "$REF"  # the raw references, as data-prep copied them
 echo "[reproduce] sacreBLEU with paired bootstrap resampling (baseline first)" >&2
-sacrebleu "$REF" -i "$RES/hyp_transformer_seed$SEED.de" "$RES/hyp_sgnet_seed$SEED.de" -m bleu chrf \
-  --paired-bs --paired-bs-n 1000 -f text | tee "$RES/scores_seed$SEED.txt"  # (-f json fails on numpy 2 floats)
+sacrebleu "$REF" -i "$RES/hyp_transformer_seed$SEED.de" "$RES/hyp_${SG_NAME}_seed$SEED.de" -m bleu chrf \
+  --paired-bs --paired-bs-n 1000 -f text | tee "$RES/scores_${SG_NAME}_seed$SEED.txt"  # (-f json fails on numpy 2 floats)

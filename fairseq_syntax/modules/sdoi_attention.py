@@ -99,18 +99,28 @@ class SyntaxGuidedAggregation(nn.Module):
     def alpha(self) -> torch.Tensor:
         return torch.sigmoid(self.alpha_logit) if self.learn_alpha else self.alpha_value
 
-    def forward(self, h: torch.Tensor, codes: torch.Tensor, need_weights: bool = False):
-        """h: [T, B, C] (fairseq layout); codes: [B, T]. Returns (H̄ [T, B, C], extras)."""
+    def forward(self, h: torch.Tensor, codes: torch.Tensor, need_weights: bool = False,
+                pool_rows: torch.Tensor | None = None):
+        """h: [T, B, C] (fairseq layout); codes: [B, T]. Returns (H̄ [T, B, C], extras).
+
+        ``pool_rows`` [B, T] bool marks special tokens (BERT's [CLS]) that attend to every parsed
+        token instead of only themselves, and keep their H': a classifier reading them then sees
+        the syntax-guided output.
+        """
         if codes.shape != h.shape[1::-1]:
             raise ValueError(f"src_heads has shape {tuple(codes.shape)}, encoder output is "
                              f"{tuple(h.shape[1::-1])} (B, T)")
         allowed = sdoi_mask(codes, self.subword_mode)
+        keep_h = codes.eq(0)
+        if pool_rows is not None:
+            allowed = allowed | (pool_rows.unsqueeze(2) & codes.ne(0).unsqueeze(1))
+            keep_h = keep_h & ~pool_rows
         x = h.transpose(0, 1)
         weights = []
         for layer in self.layers:
             x, w = layer(x, allowed, need_weights)
             weights.append(w)
         x = x.transpose(0, 1)
-        x = torch.where(codes.eq(0).T.unsqueeze(-1), h, x)
+        x = torch.where(keep_h.T.unsqueeze(-1), h, x)
         alpha = self.alpha().to(h.dtype)
         return alpha * h + (1 - alpha) * x, {"sdoi_mask": allowed, "sdoi_attn": weights}

@@ -4,6 +4,7 @@ Nothing here imports fairseq; the fairseq glue imports this, never the reverse.
 """
 from .alignment import (
     align_heads_to_subwords,
+    align_heads_to_word_starts,
     check_subword_heads,
     group_subwords,
     words_from_subwords,
@@ -14,6 +15,7 @@ from .trees import ancestor_matrix, ancestors_mask, tree_distance, validate_head
 
 __all__ = [
     "align_heads_to_subwords",
+    "align_heads_to_word_starts",
     "ancestor_matrix",
     "ancestors_mask",
     "batch_tree_distance",

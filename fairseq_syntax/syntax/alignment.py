@@ -79,15 +79,27 @@ def align_heads_to_subwords(
     A different number of words in the parse and the text raises ``ValueError``
     naming ``where`` (give the file and line number).
     """
+    return align_heads_to_word_starts(word_heads, group_subwords(subwords, style), len(subwords), where)
+
+
+def align_heads_to_word_starts(word_heads: Sequence[int], starts: Sequence[int], num_subwords: int,
+                               where: str = "sentence") -> list[int]:
+    """Subword head codes when the grouping is known (``starts``: each word's first subword, 0-based).
+
+    For tokenizers whose pieces do not mark every word boundary themselves (BERT splits a parsed
+    word such as "n't" into "n", "'", "t", which all belong to one word).
+    """
     heads = validate_heads(word_heads, where)
-    starts = group_subwords(subwords, style)
+    starts = list(starts)
     if len(starts) != len(heads):
         raise ValueError(
             f"{where}: the parse has {len(heads)} tokens but the subword text has "
-            f"{len(starts)} words ({len(subwords)} subwords)"
+            f"{len(starts)} words ({num_subwords} subwords)"
         )
-    codes = [0] * len(subwords)
-    bounds = starts + [len(subwords)]
+    if starts and (starts[0] != 0 or any(b <= a for a, b in zip(starts, starts[1:])) or starts[-1] >= num_subwords):
+        raise ValueError(f"{where}: word starts {starts} do not split {num_subwords} subwords into words")
+    codes = [0] * num_subwords
+    bounds = starts + [num_subwords]
     for w, head in enumerate(heads):
         first = starts[w] + 1  # 1-based position of this word's first subword
         codes[starts[w]] = bounds[head - 1] + 1 if head > 0 else first

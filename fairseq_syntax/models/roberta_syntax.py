@@ -1,0 +1,289 @@
+"""SG-Net and syntax-aware local attention on fairseq's RoBERTa (BERT-style) encoder.
+
+Three registered models share one encoder, so a comparison changes only the syntax part:
+
+* ``roberta_baseline``: fairseq's RoBERTa encoder as it is, plus ``--layernorm-eps`` so that
+  lifted BERT weights (eps 1e-12) reproduce the original model;
+* ``roberta_sgnet``: the SDOI layer and dual aggregation on top (METHODS §1);
+* ``roberta_sla``: gated syntax-aware local attention in every layer (METHODS §2).
+
+A fairseq RoBERTa checkpoint, or a converted BERT (``fairseq-syntax-convert-bert``), loads into
+each: the new parameters keep their fresh initialisation and everything else must match.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+import torch
+import torch.nn as nn
+from fairseq.models import register_model, register_model_architecture
+from fairseq.models.roberta.model import RobertaEncoder, RobertaModel
+from fairseq.models.roberta.model import base_architecture as roberta_base_architecture
+from fairseq.models.transformer import TransformerConfig, TransformerEncoder
+from fairseq.utils import safe_hasattr
+
+from ..modules.sdoi_attention import SyntaxGuidedAggregation
+from ..modules.sla_attention import pair_segments
+from ..syntax.masks import SUBWORD_MODES
+from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encoder_layers, sla_defaults
+
+logger = logging.getLogger(__name__)
+
+CLS_SCOPES = ("sentence", "self")
+
+
+def set_layernorm_eps(module: nn.Module, eps: float) -> None:
+    for m in module.modules():
+        if isinstance(m, nn.LayerNorm):
+            m.eps = eps
+
+
+class SyntaxRobertaEncoder(RobertaEncoder):
+    """RoBERTa's encoder; ``src_heads`` (subword head codes, [B, T]) reach ``extract_features``."""
+
+    def __init__(self, args, dictionary):
+        super().__init__(args, dictionary)
+        set_layernorm_eps(self, args.layernorm_eps)
+
+    def forward(self, src_tokens, features_only=False, return_all_hiddens=False, masked_tokens=None,
+                src_heads: Optional[torch.Tensor] = None, **unused):
+        x, extra = self.extract_features(src_tokens, return_all_hiddens=return_all_hiddens, src_heads=src_heads,
+                                         **unused)
+        if not features_only:
+            x = self.output_layer(x, masked_tokens=masked_tokens)
+        return x, extra
+
+    def extract_features(self, src_tokens, return_all_hiddens=False, src_heads=None, **kwargs):
+        return super().extract_features(src_tokens, return_all_hiddens=return_all_hiddens, **kwargs)
+
+    def check_heads(self, src_tokens, src_heads, model: str):
+        if src_heads is None:
+            raise ValueError(f"{model} needs subword head codes (net_input['src_heads']); use "
+                             "--task syntax_sentence_prediction with data that has .heads side files")
+        if src_heads.shape != src_tokens.shape:
+            raise ValueError(f"src_heads has shape {tuple(src_heads.shape)}, src_tokens {tuple(src_tokens.shape)}")
+
+
+class SGNetRobertaEncoder(SyntaxRobertaEncoder):
+    """H from the RoBERTa encoder, then H̄ = αH + (1−α)H' from the SDOI layer(s).
+
+    ``--sgnet-cls-scope sentence`` (default) lets the first token (<s>, BERT's [CLS]) attend to every
+    token of the input in the SDOI layer and keeps its H'. With the paper's ``self`` the SDOI of
+    [CLS] is itself and its H' is masked in the aggregation, so a classifier that reads [CLS] never
+    sees the syntax-guided output: sentence classification would then be the baseline plus nothing.
+    """
+
+    def __init__(self, args, dictionary):
+        super().__init__(args, dictionary)
+        self.syntax_guided = SyntaxGuidedAggregation(
+            embed_dim=args.encoder_embed_dim, num_heads=args.sgnet_attention_heads,
+            ffn_dim=args.sgnet_ffn_embed_dim, num_layers=args.sgnet_layers, alpha=args.sgnet_alpha,
+            learn_alpha=args.sgnet_learn_alpha, dropout=args.sgnet_dropout,
+            attention_dropout=args.sgnet_attention_dropout, activation_dropout=args.sgnet_activation_dropout,
+            subword_mode=args.sgnet_subword_mode,
+        )
+        set_layernorm_eps(self.syntax_guided, args.layernorm_eps)
+        self.cls_scope = args.sgnet_cls_scope
+
+    def extract_features(self, src_tokens, return_all_hiddens=False, src_heads=None, need_syntax_weights=False,
+                         **kwargs):
+        self.check_heads(src_tokens, src_heads, "roberta_sgnet")
+        out = self.sentence_encoder(src_tokens, return_all_hiddens=return_all_hiddens,
+                                    token_embeddings=kwargs.get("token_embeddings"))
+        pool_rows = None
+        if self.cls_scope == "sentence":
+            pool_rows = torch.zeros_like(src_heads, dtype=torch.bool)
+            pool_rows[:, 0] = src_tokens[:, 0].eq(self.dictionary.bos())
+        h_bar, extras = self.syntax_guided(out["encoder_out"][0], src_heads, need_weights=need_syntax_weights,
+                                           pool_rows=pool_rows)
+        inner = out["encoder_states"] if return_all_hiddens else None
+        extra = {"inner_states": inner}
+        if need_syntax_weights:
+            extra.update(extras)
+        return h_bar.transpose(0, 1), extra
+
+
+class SLATransformerEncoder(TransformerEncoder):
+    """fairseq's TransformerEncoder built from SLA layers."""
+
+    def build_encoder_layer(self, args):
+        cfg = TransformerConfig.from_namespace(args)
+        return SLAEncoderLayer(cfg, gate_bias_init=args.sla_gate_bias_init, return_fc=self.return_fc)
+
+
+class SLARobertaEncoder(SyntaxRobertaEncoder):
+    """Every layer mixes global attention with attention inside the syntactic neighbourhood."""
+
+    def build_encoder(self, args, dictionary, embed_tokens):
+        from fairseq.modules.transformer_sentence_encoder import init_bert_params
+
+        encoder = SLATransformerEncoder(args, dictionary, embed_tokens)
+        encoder.apply(init_bert_params)
+        return encoder
+
+    def reset_gate_bias(self, value: float) -> None:
+        """init_bert_params zeroes every Linear bias (RobertaModel applies it again): restore b_g."""
+        for layer in self.sentence_encoder.layers:
+            nn.init.constant_(layer.sla_gate.bias, value)
+
+    def extract_features(self, src_tokens, return_all_hiddens=False, src_heads=None, **kwargs):
+        self.check_heads(src_tokens, src_heads, "roberta_sla")
+        segments = pair_segments(src_tokens, self.dictionary.eos(), self.dictionary.pad())
+        local = local_allowed(src_heads, self.args, segments)
+        out = run_encoder_layers(self.sentence_encoder, src_tokens, local, return_all_hiddens,
+                                 kwargs.get("token_embeddings"))
+        inner = out["encoder_states"] if return_all_hiddens else None
+        return out["encoder_out"][0].transpose(0, 1), {"inner_states": inner}
+
+
+class SyntaxRobertaModel(RobertaModel):
+    """Shared by the three models: building with our encoder, and lifting checkpoints without the new parameters."""
+
+    encoder_class = SyntaxRobertaEncoder
+    new_parameters: tuple[str, ...] = ()  # name fragments of parameters a RoBERTa/BERT checkpoint lacks
+
+    @staticmethod
+    def add_args(parser):
+        RobertaModel.add_args(parser)
+        parser.add_argument("--layernorm-eps", type=float, metavar="EPS",
+                            help="LayerNorm epsilon (1e-5 for fairseq RoBERTa, 1e-12 for BERT/MiniLM weights)")
+
+    @classmethod
+    def build_model(cls, args, task):
+        from omegaconf import OmegaConf
+
+        if OmegaConf.is_config(args):
+            OmegaConf.set_struct(args, False)
+        cls.fill_defaults(args)
+        if not safe_hasattr(args, "max_positions"):
+            if not safe_hasattr(args, "tokens_per_sample"):
+                args.tokens_per_sample = task.max_positions()
+            args.max_positions = args.tokens_per_sample
+        encoder = cls.encoder_class(args, task.source_dictionary)
+        if OmegaConf.is_config(args):
+            OmegaConf.set_struct(args, True)
+        return cls(args, encoder)
+
+    @classmethod
+    def fill_defaults(cls, args):
+        roberta_base_architecture(args)
+        if getattr(args, "layernorm_eps", None) is None:
+            args.layernorm_eps = 1e-5
+
+    def upgrade_state_dict_named(self, state_dict, name):
+        super().upgrade_state_dict_named(state_dict, name)
+        prefix = f"{name}." if name else ""
+        if not self.new_parameters or not any(k.startswith(prefix + "encoder.") for k in state_dict):
+            return
+        own = self.state_dict()
+        missing = [k for k in own if any(f in k for f in self.new_parameters) and prefix + k not in state_dict]
+        for k in missing:
+            state_dict[prefix + k] = own[k].clone()
+        if missing:
+            logger.info("checkpoint lacks %d %s tensors (a plain RoBERTa/BERT checkpoint?): freshly initialised",
+                        len(missing), type(self).__name__)
+
+
+@register_model("roberta_baseline")
+class RobertaBaselineModel(SyntaxRobertaModel):
+    """fairseq's RoBERTa encoder unchanged (the baseline); it ignores ``src_heads``."""
+
+
+@register_model("roberta_sgnet")
+class RobertaSGNetModel(SyntaxRobertaModel):
+    """SG-Net on a BERT-style encoder: SDOI attention over the last layer and H̄ = αH + (1−α)H'."""
+
+    encoder_class = SGNetRobertaEncoder
+    new_parameters = ("encoder.syntax_guided.",)
+
+    @staticmethod
+    def add_args(parser):
+        SyntaxRobertaModel.add_args(parser)
+        parser.add_argument("--sgnet-alpha", type=float, metavar="A", help="α in H̄ = αH + (1−α)H' (default 0.5)")
+        parser.add_argument("--sgnet-learn-alpha", action="store_true", default=None, help="learn α")
+        parser.add_argument("--sgnet-layers", type=int, metavar="N", help="SDOI layers (default 1)")
+        parser.add_argument("--sgnet-attention-heads", type=int, metavar="N",
+                            help="SDOI heads (default: --encoder-attention-heads)")
+        parser.add_argument("--sgnet-ffn-embed-dim", type=int, metavar="N",
+                            help="SDOI FFN size (default: --encoder-ffn-embed-dim)")
+        parser.add_argument("--sgnet-dropout", type=float, metavar="P")
+        parser.add_argument("--sgnet-attention-dropout", type=float, metavar="P")
+        parser.add_argument("--sgnet-activation-dropout", type=float, metavar="P")
+        parser.add_argument("--sgnet-subword-mode", choices=SUBWORD_MODES)
+        parser.add_argument("--sgnet-cls-scope", choices=CLS_SCOPES,
+                            help="sentence: <s>/[CLS] attends to the whole input in the SDOI layer and keeps H' "
+                                 "(default); self: the paper's SDOI of itself only, H' masked")
+
+    @classmethod
+    def fill_defaults(cls, args):
+        super().fill_defaults(args)
+        from .transformer_sgnet import _sgnet_defaults
+
+        _sgnet_defaults(args)
+        if getattr(args, "sgnet_cls_scope", None) is None:
+            args.sgnet_cls_scope = "sentence"
+
+
+@register_model("roberta_sla")
+class RobertaSLAModel(SyntaxRobertaModel):
+    """Syntax-aware local attention (Li et al.) in every layer of a BERT-style encoder."""
+
+    encoder_class = SLARobertaEncoder
+    new_parameters = (".sla_gate.",)
+
+    @staticmethod
+    def add_args(parser):
+        SyntaxRobertaModel.add_args(parser)
+        add_sla_args(parser)
+
+    def __init__(self, args, encoder):
+        super().__init__(args, encoder)
+        encoder.reset_gate_bias(args.sla_gate_bias_init)
+
+    @classmethod
+    def fill_defaults(cls, args):
+        super().fill_defaults(args)
+        sla_defaults(args)
+
+
+def small_sizes(args):
+    """MiniLM-L6-H384 (all-MiniLM-L6-v2): 6 layers, d=384, 12 heads, FFN 1536, BERT's LayerNorm eps."""
+    args.encoder_layers = getattr(args, "encoder_layers", 6)
+    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", 384)
+    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", 1536)
+    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 12)
+    if getattr(args, "layernorm_eps", None) is None:
+        args.layernorm_eps = 1e-12
+
+
+def large_sizes(args):
+    args.encoder_layers = getattr(args, "encoder_layers", 24)
+    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", 1024)
+    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", 4096)
+    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 16)
+
+
+def _register(model: str, cls) -> None:
+    @register_model_architecture(model, model)
+    def arch(args):
+        cls.fill_defaults(args)
+
+    @register_model_architecture(model, f"{model}_base")
+    def arch_base(args):
+        cls.fill_defaults(args)
+
+    @register_model_architecture(model, f"{model}_large")
+    def arch_large(args):
+        large_sizes(args)
+        cls.fill_defaults(args)
+
+    @register_model_architecture(model, f"{model}_small")
+    def arch_small(args):
+        small_sizes(args)
+        cls.fill_defaults(args)
+
+
+for _name, _cls in (("roberta_baseline", RobertaBaselineModel), ("roberta_sgnet", RobertaSGNetModel),
+                    ("roberta_sla", RobertaSLAModel)):
+    _register(_name, _cls)
