@@ -30,6 +30,7 @@ setup(
             "fairseq-syntax-text = fairseq_syntax.cli.text:main",
             "fairseq-syntax-user-dir = fairseq_syntax:print_user_dir",
             "fairseq-syntax-convert-bert = fairseq_syntax.cli.convert_bert:main",
+            "fairseq-syntax-classification = fairseq_syntax.cli.classification_prep:main",
         ]
     },
 )

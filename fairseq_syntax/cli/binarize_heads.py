@@ -2,6 +2,8 @@
 
 Writes ``{destdir}/{split}.{src}-{tgt}.{src}.heads.{bin,idx}`` and checks every
 sentence's length against ``{split}.{src}-{tgt}.{src}.bin`` written by fairseq-preprocess.
+With ``--text-prefixes P...`` (classification layouts such as ``bin/input0/train``) the heads
+go to ``P.heads.{bin,idx}`` beside each ``P.bin``.
 """
 from __future__ import annotations
 
@@ -14,16 +16,25 @@ from ..data.heads_io import binarize_heads, heads_prefix, text_prefix
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fairseq-syntax-binarize-heads", description=__doc__)
     p.add_argument("--heads", required=True, nargs="+", help="codes from fairseq-syntax-align, one file per split")
-    p.add_argument("--destdir", required=True, help="the fairseq-preprocess output directory")
-    p.add_argument("--split", required=True, nargs="+", help="train, valid, test, ... (as many as --heads)")
-    p.add_argument("-s", "--source-lang", required=True)
-    p.add_argument("-t", "--target-lang", required=True)
+    p.add_argument("--destdir", help="the fairseq-preprocess output directory")
+    p.add_argument("--split", nargs="+", help="train, valid, test, ... (as many as --heads)")
+    p.add_argument("-s", "--source-lang")
+    p.add_argument("-t", "--target-lang")
+    p.add_argument("--text-prefixes", nargs="+", metavar="P",
+                   help="instead of --destdir/--split/-s/-t: the binarized text of each --heads file (P.bin)")
     args = p.parse_args(argv)
-    if len(args.heads) != len(args.split):
-        p.error(f"{len(args.heads)} --heads files for {len(args.split)} --split names")
-    for heads, split in zip(args.heads, args.split):
-        src = text_prefix(args.destdir, split, args.source_lang, args.target_lang)
-        out = heads_prefix(args.destdir, split, args.source_lang, args.target_lang)
+    if args.text_prefixes:
+        if len(args.heads) != len(args.text_prefixes):
+            p.error(f"{len(args.heads)} --heads files for {len(args.text_prefixes)} --text-prefixes")
+        jobs = [(h, t, f"{t}.heads") for h, t in zip(args.heads, args.text_prefixes)]
+    else:
+        if not (args.destdir and args.split and args.source_lang and args.target_lang):
+            p.error("give --destdir, --split, -s and -t (or --text-prefixes)")
+        if len(args.heads) != len(args.split):
+            p.error(f"{len(args.heads)} --heads files for {len(args.split)} --split names")
+        jobs = [(h, text_prefix(args.destdir, s, args.source_lang, args.target_lang),
+                 heads_prefix(args.destdir, s, args.source_lang, args.target_lang)) for h, s in zip(args.heads, args.split)]
+    for heads, src, out in jobs:
         try:
             n = binarize_heads(heads, src, out)
         except (ValueError, OSError) as e:

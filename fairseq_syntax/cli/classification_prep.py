@@ -1,0 +1,157 @@
+"""fairseq-syntax-classification: text steps of data-prep/glue.sh (GLUE TSV -> words -> WordPieces + heads).
+
+    fairseq-syntax-classification extract TSV --task CoLA --out-prefix raw/train   # raw/train.input0, .label
+    fairseq-syntax-classification words raw/train.input0 -o words/train.input0     # BERT basic words, cased
+    fairseq-syntax-parse words/train.input0 -o parse/train.input0.conllu            # (the shared parse step)
+    fairseq-syntax-classification wordpiece --vocab vocab.txt --words words/train.input0 \\
+        --conllu parse/train.input0.conllu -o wp/train.input0                       # wp/train.input0{,.heads}
+
+The parser sees BERT's own word split (with case), so every WordPiece belongs to exactly one
+parsed word and the pieces are exactly what BERT's tokenizer gives for the sentence.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..atomic import atomic_path
+from ..parsing.conllu import read_conllu_file
+from ..syntax.alignment import align_heads_to_word_starts
+from ..textprep.wordpiece import WordPieceTokenizer, basic_words, word_starts
+
+# GLUE tasks as fairseq's examples/roberta/preprocess_GLUE_tasks.sh reads them:
+# (has a header line, input columns, label column (train/dev), regression)
+GLUE_TASKS = {
+    "CoLA": (False, (3,), 1, False),
+    "SST-2": (True, (0,), 1, False),
+    "MRPC": (True, (3, 4), 0, False),
+    "QQP": (True, (3, 4), 5, False),
+    "STS-B": (True, (7, 8), 9, True),
+    "MNLI": (True, (8, 9), -1, False),
+    "QNLI": (True, (1, 2), 3, False),
+    "RTE": (True, (1, 2), 3, False),
+    "WNLI": (True, (1, 2), 3, False),
+}
+
+
+def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], label: int | None) -> int:
+    """Write ``{out_prefix}.input0`` (``.input1``) and ``.label`` from a GLUE-style TSV."""
+    columns: list[list[str]] = [[] for _ in inputs]
+    labels: list[str] = []
+    with open(tsv, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if header and n == 1:
+                continue
+            cells = line.rstrip("\n").split("\t")
+            need = max(list(inputs) + ([label] if label is not None and label >= 0 else []))
+            if len(cells) <= need:
+                raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, need at least {need + 1}")
+            for k, col in enumerate(inputs):
+                text = cells[col].strip()
+                if not text:
+                    raise ValueError(f"{tsv}:{n}: empty text in column {col + 1}")
+                columns[k].append(text)
+            if label is not None:
+                value = cells[label].strip()
+                if not value:
+                    raise ValueError(f"{tsv}:{n}: empty label in column {label + 1 if label >= 0 else len(cells)}")
+                labels.append(value)
+    if not columns[0]:
+        raise ValueError(f"{tsv}: no examples")
+    outputs = [(f"{out_prefix}.input{k}", col) for k, col in enumerate(columns)]
+    if label is not None:
+        outputs.append((f"{out_prefix}.label", labels))
+    for path, lines in outputs:
+        with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(x + "\n" for x in lines)
+    return len(columns[0])
+
+
+def words_file(src: str, dst: str) -> int:
+    out = []
+    with open(src, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            words = basic_words(line)
+            if not words:
+                raise ValueError(f"{src}:{n}: no words (empty line?)")
+            out.append(" ".join(words) + "\n")
+    with atomic_path(dst) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(out)
+    return len(out)
+
+
+def wordpiece_file(vocab: str, words_path: str, conllu: str, out: str, lower: bool = True) -> int:
+    """``out`` (pieces, one sentence a line) and ``out.heads`` (one code per piece)."""
+    tok = WordPieceTokenizer(vocab, lower=lower)
+    pieces_out, heads_out = [], []
+    with open(words_path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    n = 0
+    for n, sent in enumerate(read_conllu_file(conllu), 1):
+        if n > len(lines):
+            raise ValueError(f"{conllu}: sentence {n} (line {sent.line}) has no line in {words_path} "
+                             f"({len(lines)} lines)")
+        words = lines[n - 1].split()
+        if words != sent.words:
+            raise ValueError(f"{conllu}: sentence {n} (line {sent.line}) has words {sent.words[:8]}..., but "
+                             f"{words_path}:{n} has {words[:8]}...")
+        per_word = tok.split_words(sent.words)
+        flat = [p for ps in per_word for p in ps]
+        codes = align_heads_to_word_starts(sent.heads, word_starts(per_word), len(flat), f"{conllu}: sentence {n}")
+        pieces_out.append(" ".join(flat) + "\n")
+        heads_out.append(" ".join(map(str, codes)) + "\n")
+    if n != len(lines):
+        raise ValueError(f"{conllu} has {n} sentences but {words_path} has {len(lines)} lines")
+    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(pieces_out)
+    with atomic_path(out + ".heads") as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(heads_out)
+    return n
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="fairseq-syntax-classification", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("extract", help="GLUE-style TSV -> PREFIX.input0 [PREFIX.input1] PREFIX.label")
+    e.add_argument("tsv")
+    e.add_argument("--out-prefix", required=True)
+    e.add_argument("--task", choices=sorted(GLUE_TASKS), help="column layout of a GLUE task")
+    e.add_argument("--header", action="store_true", help="(without --task) skip the first line")
+    e.add_argument("--input-columns", help="(without --task) 0-based text columns, e.g. 1,2")
+    e.add_argument("--label-column", type=int, help="(without --task) 0-based label column; -1 = last")
+    e.add_argument("--no-label", action="store_true", help="unlabelled test data")
+    w = sub.add_parser("words", help="BERT's basic word split (cased), one sentence a line")
+    w.add_argument("input")
+    w.add_argument("-o", "--output", required=True)
+    wp = sub.add_parser("wordpiece", help="parsed words -> WordPieces and aligned subword head codes")
+    wp.add_argument("--vocab", required=True, help="the model's vocab.txt")
+    wp.add_argument("--words", required=True, help="the words file that was parsed")
+    wp.add_argument("--conllu", required=True)
+    wp.add_argument("-o", "--output", required=True, help="pieces file; codes go to OUTPUT.heads")
+    wp.add_argument("--cased", action="store_true", help="a cased vocabulary (no lower-casing, accents kept)")
+    args = p.parse_args(argv)
+    try:
+        if args.cmd == "extract":
+            if args.task:
+                header, inputs, label, _ = GLUE_TASKS[args.task]
+            else:
+                if not args.input_columns:
+                    p.error("give --task or --input-columns")
+                header, label = args.header, args.label_column
+                inputs = tuple(int(x) for x in args.input_columns.split(","))
+            n = extract(args.tsv, args.out_prefix, header, inputs, None if args.no_label else label)
+            print(f"extracted {n} examples -> {args.out_prefix}.*", file=sys.stderr)
+        elif args.cmd == "words":
+            n = words_file(args.input, args.output)
+            print(f"split {n} lines into words -> {args.output}", file=sys.stderr)
+        else:
+            n = wordpiece_file(args.vocab, args.words, args.conllu, args.output, lower=not args.cased)
+            print(f"{n} sentences -> {args.output} and {args.output}.heads", file=sys.stderr)
+    except (ValueError, OSError) as err:
+        print(f"fairseq-syntax-classification: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
