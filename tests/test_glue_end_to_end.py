@@ -1,0 +1,82 @@
+"""Real CoLA sentences through data-prep/glue.sh, then fine-tuning from the lifted MiniLM and evaluation."""
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import fairseq_syntax
+from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
+from fairseq_syntax.syntax import check_subword_heads
+
+from .conftest import ROOT, SHARED_DATA, run
+
+fairseq_syntax.register()
+
+
+@pytest.fixture(scope="module")
+def cola(tmp_path_factory, minilm_converted):
+    out = tmp_path_factory.mktemp("cola")
+    run(["bash", str(ROOT / "data-prep/glue.sh"), "--task", "CoLA", "--glue-dir", str(SHARED_DATA / "glue"),
+         "--out", str(out), "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1",
+         "--max-train", "160", "--max-eval", "48"])
+    return out
+
+
+def test_prepared_data_keeps_berts_pieces_and_valid_heads(cola, minilm_converted):
+    dev = [line.rstrip("\n").split("\t") for line in open(SHARED_DATA / "glue/CoLA/dev.tsv", encoding="utf-8")][:48]
+    assert (cola / "raw/valid.input0").read_text().splitlines() == [r[3] for r in dev]
+    assert (cola / "raw/valid.label").read_text().split() == [r[1] for r in dev]
+    pieces = (cola / "wp/valid.input0").read_text().splitlines()
+    codes = (cola / "wp/valid.input0.heads").read_text().splitlines()
+    assert len(pieces) == len(codes) == 48
+    for n, (p, c) in enumerate(zip(pieces, codes), 1):
+        assert len(p.split()) == len(c.split())
+        check_subword_heads([int(x) for x in c.split()], f"line {n}")
+    for f in ("input0/train.bin", "input0/train.heads.bin", "input0/valid.heads.idx", "label/valid.bin",
+              "input0/dict.txt", "label/dict.txt"):
+        assert (cola / "bin" / f).exists(), f
+    # a re-run skips every stage
+    proc = run(["bash", str(ROOT / "data-prep/glue.sh"), "--task", "CoLA", "--glue-dir", str(SHARED_DATA / "glue"),
+                "--out", str(cola), "--pretrained", str(minilm_converted), "--parser", "spacy"])
+    assert proc.stderr.count("skip") == 5, proc.stderr
+
+
+@pytest.mark.parametrize("arch", ["roberta_baseline_small", "roberta_sgnet_small", "roberta_sla_small"])
+def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_path, arch):
+    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+    common = ["--user-dir", user_dir, "--task", "syntax_sentence_prediction", "--init-token", "0",
+              "--num-classes", "2", "--max-positions", "512", "--criterion", "sentence_prediction", "--report-mcc"]
+    save = tmp_path / "ck"
+    proc = run(["fairseq-train", str(cola / "bin"), *common, "--arch", arch,
+                "--restore-file", str(minilm_converted / "model.pt"), "--reset-optimizer", "--reset-dataloader",
+                "--reset-meters", "--optimizer", "adam", "--lr", "2e-5", "--batch-size", "16", "--max-update", "6",
+                "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1",
+                "--best-checkpoint-metric", "mcc", "--maximize-best-checkpoint-metric"], cwd=tmp_path)
+    log = proc.stdout + proc.stderr
+    assert "num_updates=6" in log or "num_updates 6" in log
+    if arch != "roberta_baseline_small":
+        assert "freshly initialised" in log  # the new parameters, not a silent partial load
+    proc = run(["fairseq-validate", str(cola / "bin"), *common, "--path", str(save / "checkpoint_best.pt"),
+                "--batch-size", "16", "--valid-subset", "valid"], cwd=tmp_path)
+    m = re.search(r"valid on 'valid' subset \| loss ([\d.]+) .*accuracy ([\d.]+) .*mcc (-?[\d.]+)",
+                  proc.stdout + proc.stderr)
+    assert m, proc.stderr[-2000:]
+    assert 0 <= float(m.group(2)) <= 100 and -100 <= float(m.group(3)) <= 100
+
+
+class _Heads(list):
+    @property
+    def sizes(self):
+        return np.array([len(x) for x in self])
+
+
+def test_pair_codes_line_up_with_berts_pair_layout():
+    """<s> a </s> b </s> (BERT's [CLS] a [SEP] b [SEP]): the second sentence's codes move past the first."""
+    a = _Heads([torch.tensor([2, 2, -2])])  # 3 pieces: w1 -> w2 (root), w2 continued
+    b = _Heads([torch.tensor([1, 1])])  # 2 pieces: root, then a child of it
+    codes = AssembledCodesDataset(a, b, lead=1, separator=0)[0]
+    assert codes.tolist() == [0, 3, 3, -3, 0, 6, 6, 0]
+    assert codes.numel() == codes.new_tensor(AssembledCodesDataset(a, b).sizes)[0]
+    cut = AssembledCodesDataset(a, b, lead=1, max_positions=6)[0]
+    assert cut.tolist() == [0, 3, 3, -3, 0, 6]  # the cut keeps a valid tree
