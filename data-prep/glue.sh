@@ -124,7 +124,7 @@ binarize() {
     fairseq-syntax-binarize-heads --heads "${heads[@]}" --text-prefixes "${prefixes[@]}" || die "binarizing heads failed"
   done
   fairseq-preprocess --only-source --trainpref "$OUT/raw/train.label" --validpref "$OUT/raw/valid.label" \
-    --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" 2>&1 | grep -v tensorboardX >&2
+    --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" --padding-factor 1 2>&1 | grep -v tensorboardX >&2
   rm -rf "$OUT/bin"
   mv "$OUT/bin.tmp" "$OUT/bin"
 }

@@ -14,7 +14,7 @@ USER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 def register() -> None:
     """Register the task, models and architectures with fairseq (what ``--user-dir`` does)."""
-    from . import models, tasks  # noqa: F401
+    from . import criterions, models, tasks  # noqa: F401
 
 
 def print_user_dir() -> None:

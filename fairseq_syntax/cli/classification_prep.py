@@ -67,6 +67,44 @@ def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], la
     return len(columns[0])
 
 
+def extract_conll(path: str, out_prefix: str, tag_column: int = -1) -> int:
+    """CoNLL-2003 (token POS chunk NER, blank line between sentences, -DOCSTART- documents) ->
+    ``{out_prefix}.words`` (the corpus tokens, which the parser keeps) and ``.label`` (one tag per token)."""
+    words_out, tags_out = [], []
+    words, tags = [], []
+
+    def flush():
+        if words:
+            words_out.append(" ".join(words) + "\n")
+            tags_out.append(" ".join(tags) + "\n")
+            words.clear()
+            tags.clear()
+
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            cells = line.split()
+            if not cells:
+                flush()
+                continue
+            if cells[0] == "-DOCSTART-":
+                flush()
+                continue
+            if len(cells) < 2:
+                raise ValueError(f"{path}:{n}: expected a token and its tags, got {line.strip()!r}")
+            tag = cells[tag_column]
+            if tag != "O" and (len(tag) < 3 or tag[1] != "-" or tag[0] not in "BIES"):
+                raise ValueError(f"{path}:{n}: {tag!r} is not an IOB/IOBES tag")
+            words.append(cells[0])
+            tags.append(tag)
+    flush()
+    if not words_out:
+        raise ValueError(f"{path}: no sentences")
+    for suffix, lines in (("words", words_out), ("label", tags_out)):
+        with atomic_path(f"{out_prefix}.{suffix}") as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
+    return len(words_out)
+
+
 def words_file(src: str, dst: str) -> int:
     out = []
     with open(src, encoding="utf-8") as fh:
@@ -120,6 +158,10 @@ def main(argv=None) -> int:
     e.add_argument("--input-columns", help="(without --task) 0-based text columns, e.g. 1,2")
     e.add_argument("--label-column", type=int, help="(without --task) 0-based label column; -1 = last")
     e.add_argument("--no-label", action="store_true", help="unlabelled test data")
+    c = sub.add_parser("conll", help="CoNLL-2003 file -> PREFIX.words and PREFIX.label (tags per word)")
+    c.add_argument("input")
+    c.add_argument("--out-prefix", required=True)
+    c.add_argument("--tag-column", type=int, default=-1, help="0-based column of the tag (default: last)")
     w = sub.add_parser("words", help="BERT's basic word split (cased), one sentence a line")
     w.add_argument("input")
     w.add_argument("-o", "--output", required=True)
@@ -141,6 +183,9 @@ def main(argv=None) -> int:
                 inputs = tuple(int(x) for x in args.input_columns.split(","))
             n = extract(args.tsv, args.out_prefix, header, inputs, None if args.no_label else label)
             print(f"extracted {n} examples -> {args.out_prefix}.*", file=sys.stderr)
+        elif args.cmd == "conll":
+            n = extract_conll(args.input, args.out_prefix, args.tag_column)
+            print(f"extracted {n} sentences -> {args.out_prefix}.words/.label", file=sys.stderr)
         elif args.cmd == "words":
             n = words_file(args.input, args.output)
             print(f"split {n} lines into words -> {args.output}", file=sys.stderr)

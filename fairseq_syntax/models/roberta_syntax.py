@@ -171,6 +171,15 @@ class SyntaxRobertaModel(RobertaModel):
         if getattr(args, "layernorm_eps", None) is None:
             args.layernorm_eps = 1e-5
 
+    def register_token_head(self, name, num_classes, inner_dim=None):
+        """A head that labels every token (``--task syntax_token_labeling``)."""
+        from .token_head import TokenLabelingHead
+
+        self.classification_heads[name] = TokenLabelingHead(
+            self.args.encoder_embed_dim, inner_dim or self.args.encoder_embed_dim, num_classes,
+            self.args.pooler_activation_fn, self.args.pooler_dropout,
+        )
+
     def upgrade_state_dict_named(self, state_dict, name):
         super().upgrade_state_dict_named(state_dict, name)
         prefix = f"{name}." if name else ""

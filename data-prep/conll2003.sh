@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# CoNLL-2003 English NER to binarized WordPieces, aligned dependency heads and word-level tags,
+# for --task syntax_token_labeling (one tag per word, predicted at the word's first WordPiece).
+#
+#   bash data-prep/conll2003.sh [--conll-dir DIR] [--out DIR] [--pretrained DIR] [--parser auto|stanza|spacy]
+#                               [--workers N] [--max-train N] [--max-eval N]
+#
+# --conll-dir (or $CONLL2003_DIR) holds train.txt, valid.txt and test.txt (the shared task's distribution,
+# which needs the Reuters agreement: there is no public download). The parser parses the corpus tokens as
+# they are; each token's WordPieces (BERT's own split of it) form one word of the tree.
+# Re-running skips finished stages (data-prep/common.sh).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/common.sh"
+
+DIR=${CONLL2003_DIR:-}
+OUT=work/conll2003
+PRETRAINED=work/minilm
+PARSER=auto
+WORKERS=2
+MAX_TRAIN=0
+MAX_EVAL=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --conll-dir) DIR=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    --pretrained) PRETRAINED=$2; shift 2 ;;
+    --parser) PARSER=$2; shift 2 ;;
+    --workers) WORKERS=$2; shift 2 ;;
+    --max-train) MAX_TRAIN=$2; shift 2 ;;
+    --max-eval) MAX_EVAL=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+  esac
+done
+[ -n "$DIR" ] || die "give --conll-dir (or CONLL2003_DIR) with train.txt, valid.txt, test.txt"
+BIN=$(find_venv_bin)
+export PATH="$BIN:$PATH"
+SPLITS=(train valid test)
+mkdir -p "$OUT"/{raw,parse,wp}
+if [ ! -f "$PRETRAINED/dict.txt" ] || [ ! -f "$PRETRAINED/vocab.txt" ]; then
+  log "no converted model in $PRETRAINED: converting the installed MiniLM (fairseq-syntax-convert-bert)"
+  fairseq-syntax-convert-bert --out "$PRETRAINED" 2>&1 | grep -v tensorboardX >&2
+fi
+
+extract() {
+  local split limit f
+  for split in "${SPLITS[@]}"; do
+    [ -f "$DIR/$split.txt" ] || die "$DIR/$split.txt: not found"
+    fairseq-syntax-classification conll "$DIR/$split.txt" --out-prefix "$OUT/raw/$split" || die "reading $split"
+    limit=$MAX_EVAL; [ "$split" = train ] && limit=$MAX_TRAIN
+    if [ "$limit" -gt 0 ]; then
+      for f in "$OUT/raw/$split.words" "$OUT/raw/$split.label"; do
+        atomic "$f.cut" head -n "$limit" "$f"; mv -f "$f.cut" "$f"
+      done
+    fi
+  done
+}
+
+parse() {
+  local split
+  for split in "${SPLITS[@]}"; do
+    fairseq-syntax-parse "$OUT/raw/$split.words" -o "$OUT/parse/$split.conllu" --parser "$PARSER" \
+      --workers "$WORKERS" || die "parsing $split failed"
+  done
+}
+
+wordpiece() {
+  local split
+  for split in "${SPLITS[@]}"; do
+    fairseq-syntax-classification wordpiece --vocab "$PRETRAINED/vocab.txt" --words "$OUT/raw/$split.words" \
+      --conllu "$OUT/parse/$split.conllu" -o "$OUT/wp/$split.input0" || die "wordpiece $split failed"
+  done
+}
+
+binarize() {
+  local split heads=() prefixes=()
+  rm -rf "$OUT/bin.tmp"
+  fairseq-preprocess --only-source --trainpref "$OUT/wp/train.input0" --validpref "$OUT/wp/valid.input0" \
+    --testpref "$OUT/wp/test.input0" --destdir "$OUT/bin.tmp/input0" --workers "$WORKERS" \
+    --srcdict "$PRETRAINED/dict.txt" 2>&1 | grep -v tensorboardX >&2
+  for split in "${SPLITS[@]}"; do heads+=("$OUT/wp/$split.input0.heads"); prefixes+=("$OUT/bin.tmp/input0/$split"); done
+  fairseq-syntax-binarize-heads --heads "${heads[@]}" --text-prefixes "${prefixes[@]}" || die "binarizing heads failed"
+  fairseq-preprocess --only-source --trainpref "$OUT/raw/train.label" --validpref "$OUT/raw/valid.label" \
+    --testpref "$OUT/raw/test.label" --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" --padding-factor 1 2>&1 \
+    | grep -v tensorboardX >&2
+  rm -rf "$OUT/bin"
+  mv "$OUT/bin.tmp" "$OUT/bin"
+}
+
+stage extract extract
+stage parse parse
+stage wordpiece wordpiece
+stage binarize binarize
+log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.words") train sentences; tags: $(cut -d' ' -f1 "$OUT/bin/label/dict.txt" | tr '\n' ' '))"
