@@ -118,3 +118,26 @@ def test_sdoi_output_depends_only_on_the_sdoi():
         for i in range(codes.size(1)):
             changed = not torch.allclose(out[i], base[i], atol=1e-6)
             assert changed == bool(allowed[i, j]), (i, j)
+
+
+def test_sla_nmt_encoder_with_closed_gates_is_the_vanilla_transformer(task):
+    """transformer_sla_small: SLA in every encoder layer; g = 0 gives fairseq's transformer, g = 1 does not."""
+    torch.manual_seed(0)
+    vanilla = TransformerModel.build_model(make_args("transformer_small_vanilla"), task).eval()
+    sla = TransformerSGNetModel.build_model(make_args("transformer_sla_small", "--sla-distance", "1"), task).eval()
+    assert not any("syntax_guided" in k for k in sla.state_dict())  # no SDOI layer in this sibling
+    state = vanilla.state_dict()
+    sla.upgrade_state_dict_named(state, "")  # fills the gates, as loading a vanilla checkpoint does
+    sla.load_state_dict(state, strict=True)
+    toks, lengths, prev, codes = sample_batch(task.source_dictionary)
+    with torch.no_grad():
+        want, _ = vanilla(toks, lengths, prev)
+        for layer in sla.encoder.layers:
+            layer.sla_gate.weight.zero_()
+            layer.sla_gate.bias.fill_(-float("inf"))
+        got, _ = sla(toks, lengths, prev, src_heads=codes)
+        assert torch.allclose(got, want, atol=1e-5)
+        for layer in sla.encoder.layers:
+            layer.sla_gate.bias.fill_(float("inf"))
+        local, _ = sla(toks, lengths, prev, src_heads=codes)
+        assert not torch.allclose(local, want, atol=1e-3)

@@ -16,6 +16,7 @@ from fairseq.models.transformer import (
 
 from ..modules.sdoi_attention import SyntaxGuidedAggregation
 from ..syntax.masks import SUBWORD_MODES
+from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encoder_layers, sla_defaults
 
 logger = logging.getLogger(__name__)
 
@@ -23,9 +24,14 @@ SYNTAX_PREFIX = "syntax_guided."
 
 
 class TransformerSGNetEncoder(TransformerEncoderBase):
-    """The Transformer encoder, then SDOI attention and the dual aggregation; the decoder reads H̄."""
+    """The Transformer encoder, then SDOI attention and the dual aggregation; the decoder reads H̄.
+
+    With ``--encoder-sla`` every encoder layer is a syntax-aware local attention layer (METHODS §2).
+    """
 
     def __init__(self, cfg, dictionary, embed_tokens, args):
+        # read by build_encoder_layer, which the base constructor calls
+        object.__setattr__(self, "sla_args", args if args.encoder_sla else None)
         super().__init__(cfg, dictionary, embed_tokens)
         self.syntax_guided = SyntaxGuidedAggregation(
             embed_dim=cfg.encoder.embed_dim,
@@ -40,6 +46,11 @@ class TransformerSGNetEncoder(TransformerEncoderBase):
             subword_mode=args.sgnet_subword_mode,
         )
 
+    def build_encoder_layer(self, cfg):
+        if self.sla_args is None:
+            return super().build_encoder_layer(cfg)
+        return SLAEncoderLayer(cfg, gate_bias_init=self.sla_args.sla_gate_bias_init, return_fc=self.return_fc)
+
     def forward(self, src_tokens, src_lengths: Optional[torch.Tensor] = None, return_all_hiddens: bool = False,
                 token_embeddings: Optional[torch.Tensor] = None, src_heads: Optional[torch.Tensor] = None,
                 need_syntax_weights: bool = False):
@@ -48,7 +59,11 @@ class TransformerSGNetEncoder(TransformerEncoderBase):
                 "transformer_sgnet needs the source heads (net_input['src_heads']); "
                 "use --task syntax_guided_translation with data that has .heads side files"
             )
-        out = self.forward_scriptable(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
+        if self.sla_args is not None:
+            out = run_encoder_layers(self, src_tokens, local_allowed(src_heads, self.sla_args), return_all_hiddens,
+                                     token_embeddings)
+        else:
+            out = self.forward_scriptable(src_tokens, src_lengths, return_all_hiddens, token_embeddings)
         h_bar, extras = self.syntax_guided(out["encoder_out"][0], src_heads, need_weights=need_syntax_weights)
         out["encoder_out"] = [h_bar]
         if need_syntax_weights:
@@ -72,7 +87,8 @@ class TransformerSGNetModel(TransformerModel):
                             help="weight of the plain encoder output in H̄ = αH + (1−α)H' (default 0.5)")
         parser.add_argument("--sgnet-learn-alpha", action="store_true", default=None,
                             help="learn α (as sigmoid of a scalar), starting at --sgnet-alpha")
-        parser.add_argument("--sgnet-layers", type=int, metavar="N", help="number of SDOI layers (default 1)")
+        parser.add_argument("--sgnet-layers", type=int, metavar="N",
+                            help="number of SDOI layers (default 1; 0: none, H̄ = H)")
         parser.add_argument("--sgnet-attention-heads", type=int, metavar="N",
                             help="SDOI attention heads (default: --encoder-attention-heads)")
         parser.add_argument("--sgnet-ffn-embed-dim", type=int, metavar="N",
@@ -85,6 +101,9 @@ class TransformerSGNetModel(TransformerModel):
         parser.add_argument("--sgnet-subword-mode", choices=SUBWORD_MODES,
                             help="shared: subwords share their word's row and column (default); "
                                  "first_head: continuation subwords are children of the first subword")
+        parser.add_argument("--encoder-sla", action="store_true", default=None,
+                            help="syntax-aware local attention (gated, tree-distance masked) in every encoder layer")
+        add_sla_args(parser)
 
     @classmethod
     def build_model(cls, args, task):
@@ -105,19 +124,19 @@ class TransformerSGNetModel(TransformerModel):
                             src_lengths=src_lengths, return_all_hiddens=return_all_hiddens)
 
     def upgrade_state_dict_named(self, state_dict, name):
-        """Let a vanilla transformer checkpoint in: fill the SDOI parameters it lacks from this model."""
+        """Let a vanilla transformer checkpoint in: fill the SDOI (and SLA gate) parameters it lacks."""
         super().upgrade_state_dict_named(state_dict, name)
         prefix = f"{name}." if name else ""
-        syntax_prefix = f"{prefix}encoder.{SYNTAX_PREFIX}"
-        if any(k.startswith(syntax_prefix) for k in state_dict) or not any(
-            k.startswith(f"{prefix}encoder.") for k in state_dict
-        ):
+        if not any(k.startswith(f"{prefix}encoder.") for k in state_dict):
             return
-        fresh = self.encoder.syntax_guided.state_dict()
-        for k, v in fresh.items():
-            state_dict[syntax_prefix + k] = v.clone()
-        logger.info("checkpoint has no SG-Net parameters (a vanilla transformer?): "
-                    "%d SDOI tensors freshly initialised", len(fresh))
+        own = self.state_dict()
+        missing = [k for k in own if (k.startswith(f"encoder.{SYNTAX_PREFIX}") or ".sla_gate." in k)
+                   and prefix + k not in state_dict]
+        for k in missing:
+            state_dict[prefix + k] = own[k].clone()
+        if missing:
+            logger.info("checkpoint has no SG-Net/SLA parameters (a vanilla transformer?): "
+                        "%d tensors freshly initialised", len(missing))
 
 
 def _sgnet_defaults(args):
@@ -132,6 +151,9 @@ def _sgnet_defaults(args):
         if getattr(args, name, None) is None:
             setattr(args, name, getattr(args, fallback))
     args.sgnet_subword_mode = getattr(args, "sgnet_subword_mode", None) or "shared"
+    if getattr(args, "encoder_sla", None) is None:
+        args.encoder_sla = False
+    sla_defaults(args)
 
 
 @register_model_architecture("transformer_sgnet", "transformer_sgnet")
@@ -164,6 +186,22 @@ def sgnet_small(args):
     """For small corpora such as Multi30k: 3+3 layers, d=256, FFN 1024, 4 heads, dropout 0.3."""
     small_sizes(args)
     _sgnet_defaults(args)
+
+
+@register_model_architecture("transformer_sgnet", "transformer_sla_small")
+def sla_small(args):
+    """SLA in every encoder layer and no SDOI layer, at transformer_sgnet_small's sizes."""
+    args.encoder_sla = True
+    args.sgnet_layers = getattr(args, "sgnet_layers", 0)
+    sgnet_small(args)
+
+
+@register_model_architecture("transformer_sgnet", "transformer_sla")
+def sla_base(args):
+    """SLA in every encoder layer of Transformer-base, no SDOI layer."""
+    args.encoder_sla = True
+    args.sgnet_layers = getattr(args, "sgnet_layers", 0)
+    sgnet_base_architecture(args)
 
 
 @register_model_architecture("transformer", "transformer_small_vanilla")

@@ -110,6 +110,8 @@ class SyntaxGuidedAggregation(nn.Module):
         if codes.shape != h.shape[1::-1]:
             raise ValueError(f"src_heads has shape {tuple(codes.shape)}, encoder output is "
                              f"{tuple(h.shape[1::-1])} (B, T)")
+        if not self.layers:  # --sgnet-layers 0: no syntax-guided layer (SLA-only models)
+            return h, {}
         allowed = sdoi_mask(codes, self.subword_mode)
         keep_h = codes.eq(0)
         if pool_rows is not None:
