@@ -1,0 +1,95 @@
+#!/usr/bin/env python
+"""Mean SLA gate g = σ(W_g h + b_g) per layer on a data split (Figure 2 of the SLA paper), as a PNG and JSON.
+
+g near 1: the layer reads its syntactic neighbourhood; near 0: global attention.
+
+    .venv/bin/python scripts/plot_sla_gates.py --checkpoint CK1 [--checkpoint CK2 ...] --data work/glue/CoLA/bin \
+        [--split valid] [--out results/figures/sla_gates.png]
+
+Several checkpoints (e.g. one per seed or per task) are drawn side by side; their labels are the names of
+the checkpoint directories unless given as LABEL=PATH.
+"""
+import argparse
+import json
+import logging
+from pathlib import Path
+
+import torch
+
+logging.getLogger("matplotlib").setLevel(logging.WARNING)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def mean_gates(checkpoint, data, split, max_sentences=64):
+    from fairseq import checkpoint_utils
+
+    import fairseq_syntax
+
+    fairseq_syntax.register()
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([checkpoint], arg_overrides={"data": data})
+    model = models[0].eval()
+    gates = [m for name, m in model.named_modules() if name.endswith("sla_gate")]
+    if not gates:
+        raise ValueError(f"{checkpoint}: no SLA gates (not a roberta_sla / transformer_sla model)")
+    sums, counts = torch.zeros(len(gates), dtype=torch.float64), torch.zeros(len(gates), dtype=torch.float64)
+    current = {}
+    hooks = [g.register_forward_hook(lambda mod, inp, out, i=i: current.__setitem__(i, out.detach()))
+             for i, g in enumerate(gates)]
+    task.load_dataset(split)
+    itr = task.get_batch_iterator(task.dataset(split), max_sentences=max_sentences).next_epoch_itr(shuffle=False)
+    pad = task.source_dictionary.pad()
+    with torch.no_grad():
+        for batch in itr:
+            ni = batch["net_input"]
+            if hasattr(model, "classification_heads"):
+                model(**ni, features_only=True)
+            else:
+                model.encoder(ni["src_tokens"], src_lengths=ni["src_lengths"], src_heads=ni["src_heads"])
+            real = ni["src_tokens"].ne(pad).T.unsqueeze(-1)  # [T, B, 1], as the gates
+            for i, g in current.items():
+                sums[i] += g[real].double().sum()
+                counts[i] += real.sum()
+    for h in hooks:
+        h.remove()
+    return (sums / counts).tolist()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--checkpoint", action="append", required=True, help="PATH or LABEL=PATH")
+    p.add_argument("--data", required=True)
+    p.add_argument("--split", default="valid")
+    p.add_argument("--out", default=str(ROOT / "results/figures/sla_gates.png"))
+    args = p.parse_args()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = {}
+    for spec in args.checkpoint:
+        label, _, path = spec.rpartition("=") if "=" in spec else (Path(spec).parent.name, "", spec)
+        results[label] = mean_gates(path, args.data, args.split)
+        print(label, " ".join(f"{g:.3f}" for g in results[label]))
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    width = 0.8 / len(results)
+    for k, (label, gates) in enumerate(results.items()):
+        ax.bar([i + 1 + (k - (len(results) - 1) / 2) * width for i in range(len(gates))], gates, width, label=label)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("mean gate g (local share)")
+    ax.set_ylim(0, 1)
+    ax.set_xticks(range(1, len(next(iter(results.values()))) + 1))
+    ax.set_title(f"SLA gates on {Path(args.data).parent.name} {args.split}")
+    if len(results) > 1:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=130)
+    out.with_suffix(".json").write_text(json.dumps({"data": args.data, "split": args.split, "mean_gate": results},
+                                                   indent=1))
+    print(f"wrote {out} and {out.with_suffix('.json')}")
+
+
+if __name__ == "__main__":
+    main()
