@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Fine-tune roberta_baseline, roberta_sgnet and roberta_sla from the lifted MiniLM-L6 weights on CoLA (MCC)
+# and SST-2 (accuracy), same budget and seeds for every model; dev scores go to results/glue/.
+#
+#   bash scripts/reproduce_glue.sh [--tasks "CoLA SST-2"] [--archs "roberta_baseline_small roberta_sgnet_small roberta_sla_small"]
+#                                  [--seeds "1 2 3"] [--updates-CoLA N] [--updates-SST-2 N] [--jobs 2] [--out DIR]
+#
+# Each run trains with --max-update N (polynomial decay, 6% warm-up, batch 32, lr 5e-5), keeps the best
+# dev checkpoint, and evaluates it with fairseq-validate. --jobs 2 runs two fine-tunings side by side with
+# one thread each. A finished run (its .score file) is skipped, so the script resumes.
+# Then: .venv/bin/python scripts/summarize_glue.py (mean and spread per task and model).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TASKS="CoLA SST-2"
+ARCHS="roberta_baseline_small roberta_sgnet_small roberta_sla_small"
+SEEDS="1 2 3"
+declare -A UPDATES=([CoLA]=800 [SST-2]=1500)
+JOBS=2
+RES=$ROOT/results/glue
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tasks) TASKS=$2; shift 2 ;;
+    --archs) ARCHS=$2; shift 2 ;;
+    --seeds) SEEDS=$2; shift 2 ;;
+    --updates-CoLA) UPDATES[CoLA]=$2; shift 2 ;;
+    --updates-SST-2) UPDATES[SST-2]=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    --out) RES=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 1 ;;
+  esac
+done
+export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+cd "$ROOT"
+mkdir -p "$RES"
+[ -f work/minilm/model.pt ] || fairseq-syntax-convert-bert --out work/minilm
+for task in $TASKS; do
+  bash data-prep/glue.sh --task "$task" --glue-dir "${GLUE_DIR:-$ROOT/../shared/data/glue}" --pretrained work/minilm \
+    --parser "${PARSER:-spacy}" --workers "$JOBS"
+done
+U=$(fairseq-syntax-user-dir)
+
+finetune() {  # finetune TASK ARCH SEED
+  local task=$1 arch=$2 seed=$3 n=${UPDATES[$1]} metric=accuracy name ck
+  [ "$task" = CoLA ] && metric=mcc
+  name=${task}_${arch}_seed$seed
+  [ -f "$RES/$name.score" ] && { echo "[glue] skip $name (done)" >&2; return 0; }
+  ck=$ROOT/work/checkpoints/glue/$name
+  echo "[glue] $name: $n updates" >&2
+  fairseq-train "work/glue/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --arch "$arch" \
+    --restore-file "$ROOT/work/minilm/model.pt" --reset-optimizer --reset-dataloader --reset-meters \
+    --init-token 0 --num-classes 2 --max-positions 512 --criterion sentence_prediction --report-mcc \
+    --optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-6 --weight-decay 0.01 --clip-norm 1.0 \
+    --lr 5e-5 --lr-scheduler polynomial_decay --warmup-updates $((n * 6 / 100)) --total-num-update "$n" \
+    --max-update "$n" --batch-size 32 --dropout 0.1 --attention-dropout 0.1 --seed "$seed" \
+    --validate-interval-updates $((n / 4)) --save-interval-updates $((n / 4)) --keep-interval-updates 1 \
+    --no-epoch-checkpoints --best-checkpoint-metric "$metric" --maximize-best-checkpoint-metric \
+    --save-dir "$ck" --log-format simple --log-interval 50 > "$RES/$name.train.log" 2>&1
+  fairseq-validate "work/glue/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --init-token 0 \
+    --num-classes 2 --max-positions 512 --criterion sentence_prediction --report-mcc \
+    --path "$ck/checkpoint_best.pt" --batch-size 64 --valid-subset valid > "$RES/$name.valid.log" 2>&1
+  local line
+  line=$(grep "valid on 'valid' subset" "$RES/$name.valid.log" | tail -n 1)
+  [ -n "$line" ] || { echo "[glue] $name: no validation line" >&2; return 1; }
+  echo "$line" | sed -E "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/task=$task arch=$arch seed=$seed accuracy=\1 mcc=\2/" \
+    > "$RES/$name.score.tmp"
+  mv "$RES/$name.score.tmp" "$RES/$name.score"
+  rm -f "$ck"/checkpoint_last.pt "$ck"/checkpoint_*_*.pt  # keep only the best (disk)
+  cat "$RES/$name.score" >&2
+}
+
+runs=()
+for task in $TASKS; do for seed in $SEEDS; do for arch in $ARCHS; do runs+=("$task $arch $seed"); done; done; done
+pids=()
+for r in "${runs[@]}"; do
+  # shellcheck disable=SC2086
+  finetune $r &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
+done
+for p in "${pids[@]}"; do wait "$p" || exit 1; done
+.venv/bin/python scripts/summarize_glue.py --results "$RES"
