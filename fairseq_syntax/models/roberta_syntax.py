@@ -12,7 +12,6 @@ each: the new parameters keep their fresh initialisation and everything else mus
 """
 from __future__ import annotations
 
-import logging
 from typing import Optional
 
 import torch
@@ -25,10 +24,8 @@ from fairseq.utils import safe_hasattr
 
 from ..modules.sdoi_attention import SyntaxGuidedAggregation
 from ..modules.sla_attention import pair_segments
-from ..syntax.masks import SUBWORD_MODES
+from .sgnet_options import add_sgnet_args, fill_new_parameters, sgnet_defaults
 from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encoder_layers, sla_defaults
-
-logger = logging.getLogger(__name__)
 
 CLS_SCOPES = ("sentence", "self")
 
@@ -182,16 +179,8 @@ class SyntaxRobertaModel(RobertaModel):
 
     def upgrade_state_dict_named(self, state_dict, name):
         super().upgrade_state_dict_named(state_dict, name)
-        prefix = f"{name}." if name else ""
-        if not self.new_parameters or not any(k.startswith(prefix + "encoder.") for k in state_dict):
-            return
-        own = self.state_dict()
-        missing = [k for k in own if any(f in k for f in self.new_parameters) and prefix + k not in state_dict]
-        for k in missing:
-            state_dict[prefix + k] = own[k].clone()
-        if missing:
-            logger.info("checkpoint lacks %d %s tensors (a plain RoBERTa/BERT checkpoint?): freshly initialised",
-                        len(missing), type(self).__name__)
+        if self.new_parameters:
+            fill_new_parameters(self, state_dict, name, lambda k: any(f in k for f in self.new_parameters))
 
 
 @register_model("roberta_baseline")
@@ -209,17 +198,7 @@ class RobertaSGNetModel(SyntaxRobertaModel):
     @staticmethod
     def add_args(parser):
         SyntaxRobertaModel.add_args(parser)
-        parser.add_argument("--sgnet-alpha", type=float, metavar="A", help="α in H̄ = αH + (1−α)H' (default 0.5)")
-        parser.add_argument("--sgnet-learn-alpha", action="store_true", default=None, help="learn α")
-        parser.add_argument("--sgnet-layers", type=int, metavar="N", help="SDOI layers (default 1)")
-        parser.add_argument("--sgnet-attention-heads", type=int, metavar="N",
-                            help="SDOI heads (default: --encoder-attention-heads)")
-        parser.add_argument("--sgnet-ffn-embed-dim", type=int, metavar="N",
-                            help="SDOI FFN size (default: --encoder-ffn-embed-dim)")
-        parser.add_argument("--sgnet-dropout", type=float, metavar="P")
-        parser.add_argument("--sgnet-attention-dropout", type=float, metavar="P")
-        parser.add_argument("--sgnet-activation-dropout", type=float, metavar="P")
-        parser.add_argument("--sgnet-subword-mode", choices=SUBWORD_MODES)
+        add_sgnet_args(parser)
         parser.add_argument("--sgnet-cls-scope", choices=CLS_SCOPES,
                             help="sentence: <s>/[CLS] attends to the whole input in the SDOI layer and keeps H' "
                                  "(default); self: the paper's SDOI of itself only, H' masked")
@@ -227,9 +206,7 @@ class RobertaSGNetModel(SyntaxRobertaModel):
     @classmethod
     def fill_defaults(cls, args):
         super().fill_defaults(args)
-        from .transformer_sgnet import _sgnet_defaults
-
-        _sgnet_defaults(args)
+        sgnet_defaults(args)
         if getattr(args, "sgnet_cls_scope", None) is None:
             args.sgnet_cls_scope = "sentence"
 

@@ -1,7 +1,6 @@
 """transformer_sgnet: fairseq's Transformer with SG-Net's syntax-guided layer on the encoder output."""
 from __future__ import annotations
 
-import logging
 from typing import Optional
 
 import torch
@@ -15,10 +14,8 @@ from fairseq.models.transformer import (
 )
 
 from ..modules.sdoi_attention import SyntaxGuidedAggregation
-from ..syntax.masks import SUBWORD_MODES
+from .sgnet_options import add_sgnet_args, fill_new_parameters, sgnet_defaults
 from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encoder_layers, sla_defaults
-
-logger = logging.getLogger(__name__)
 
 SYNTAX_PREFIX = "syntax_guided."
 
@@ -83,24 +80,7 @@ class TransformerSGNetModel(TransformerModel):
     @staticmethod
     def add_args(parser):
         TransformerModel.add_args(parser)
-        parser.add_argument("--sgnet-alpha", type=float, metavar="A",
-                            help="weight of the plain encoder output in H̄ = αH + (1−α)H' (default 0.5)")
-        parser.add_argument("--sgnet-learn-alpha", action="store_true", default=None,
-                            help="learn α (as sigmoid of a scalar), starting at --sgnet-alpha")
-        parser.add_argument("--sgnet-layers", type=int, metavar="N",
-                            help="number of SDOI layers (default 1; 0: none, H̄ = H)")
-        parser.add_argument("--sgnet-attention-heads", type=int, metavar="N",
-                            help="SDOI attention heads (default: --encoder-attention-heads)")
-        parser.add_argument("--sgnet-ffn-embed-dim", type=int, metavar="N",
-                            help="SDOI feed-forward size (default: --encoder-ffn-embed-dim)")
-        parser.add_argument("--sgnet-dropout", type=float, metavar="P", help="SDOI dropout (default: --dropout)")
-        parser.add_argument("--sgnet-attention-dropout", type=float, metavar="P",
-                            help="SDOI attention dropout (default: --attention-dropout)")
-        parser.add_argument("--sgnet-activation-dropout", type=float, metavar="P",
-                            help="SDOI FFN activation dropout (default: --activation-dropout)")
-        parser.add_argument("--sgnet-subword-mode", choices=SUBWORD_MODES,
-                            help="shared: subwords share their word's row and column (default); "
-                                 "first_head: continuation subwords are children of the first subword")
+        add_sgnet_args(parser)
         parser.add_argument("--encoder-sla", action="store_true", default=None,
                             help="syntax-aware local attention (gated, tree-distance masked) in every encoder layer")
         add_sla_args(parser)
@@ -126,31 +106,12 @@ class TransformerSGNetModel(TransformerModel):
     def upgrade_state_dict_named(self, state_dict, name):
         """Let a vanilla transformer checkpoint in: fill the SDOI (and SLA gate) parameters it lacks."""
         super().upgrade_state_dict_named(state_dict, name)
-        prefix = f"{name}." if name else ""
-        if not any(k.startswith(f"{prefix}encoder.") for k in state_dict):
-            return
-        own = self.state_dict()
-        missing = [k for k in own if (k.startswith(f"encoder.{SYNTAX_PREFIX}") or ".sla_gate." in k)
-                   and prefix + k not in state_dict]
-        for k in missing:
-            state_dict[prefix + k] = own[k].clone()
-        if missing:
-            logger.info("checkpoint has no SG-Net/SLA parameters (a vanilla transformer?): "
-                        "%d tensors freshly initialised", len(missing))
+        fill_new_parameters(self, state_dict, name,
+                            lambda k: k.startswith(f"encoder.{SYNTAX_PREFIX}") or ".sla_gate." in k)
 
 
 def _sgnet_defaults(args):
-    args.sgnet_alpha = getattr(args, "sgnet_alpha", 0.5)
-    if getattr(args, "sgnet_learn_alpha", None) is None:
-        args.sgnet_learn_alpha = False
-    args.sgnet_layers = getattr(args, "sgnet_layers", 1)
-    args.sgnet_attention_heads = getattr(args, "sgnet_attention_heads", None) or args.encoder_attention_heads
-    args.sgnet_ffn_embed_dim = getattr(args, "sgnet_ffn_embed_dim", None) or args.encoder_ffn_embed_dim
-    for name, fallback in (("sgnet_dropout", "dropout"), ("sgnet_attention_dropout", "attention_dropout"),
-                           ("sgnet_activation_dropout", "activation_dropout")):
-        if getattr(args, name, None) is None:
-            setattr(args, name, getattr(args, fallback))
-    args.sgnet_subword_mode = getattr(args, "sgnet_subword_mode", None) or "shared"
+    sgnet_defaults(args)
     if getattr(args, "encoder_sla", None) is None:
         args.encoder_sla = False
     sla_defaults(args)
