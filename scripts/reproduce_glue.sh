@@ -4,6 +4,7 @@
 #
 #   bash scripts/reproduce_glue.sh [--tasks "CoLA SST-2"] [--archs "roberta_baseline_small roberta_sgnet_small roberta_sla_small"]
 #                                  [--seeds "1 2 3"] [--updates-CoLA N] [--updates-SST-2 N] [--jobs 2] [--out DIR]
+#                                  [--data-root DIR]
 #
 # Each run trains with --max-update N (polynomial decay, 6% warm-up, batch 32, lr 5e-5), keeps the best
 # dev checkpoint, and evaluates it with fairseq-validate. --jobs 2 runs two fine-tunings side by side with
@@ -17,6 +18,7 @@ SEEDS="1 2 3"
 declare -A UPDATES=([CoLA]=800 [SST-2]=1500)
 JOBS=2
 RES=$ROOT/results/glue
+DATA_ROOT=$ROOT/work/glue
 while [ $# -gt 0 ]; do
   case $1 in
     --tasks) TASKS=$2; shift 2 ;;
@@ -26,7 +28,8 @@ while [ $# -gt 0 ]; do
     --updates-SST-2) UPDATES[SST-2]=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --out) RES=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --data-root) DATA_ROOT=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -36,7 +39,7 @@ mkdir -p "$RES"
 [ -f work/minilm/model.pt ] || fairseq-syntax-convert-bert --out work/minilm
 for task in $TASKS; do
   bash data-prep/glue.sh --task "$task" --glue-dir "${GLUE_DIR:-$ROOT/../shared/data/glue}" --pretrained work/minilm \
-    --parser "${PARSER:-spacy}" --workers "$JOBS"
+    --parser "${PARSER:-spacy}" --workers "$JOBS" --out "$DATA_ROOT/$task"
 done
 U=$(fairseq-syntax-user-dir)
 
@@ -47,7 +50,7 @@ finetune() {  # finetune TASK ARCH SEED
   [ -f "$RES/$name.score" ] && { echo "[glue] skip $name (done)" >&2; return 0; }
   ck=$ROOT/work/checkpoints/glue/$name
   echo "[glue] $name: $n updates" >&2
-  fairseq-train "work/glue/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --arch "$arch" \
+  fairseq-train "$DATA_ROOT/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --arch "$arch" \
     --restore-file "$ROOT/work/minilm/model.pt" --reset-optimizer --reset-dataloader --reset-meters \
     --init-token 0 --num-classes 2 --max-positions 512 --criterion sentence_prediction --report-mcc \
     --optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-6 --weight-decay 0.01 --clip-norm 1.0 \
@@ -56,7 +59,7 @@ finetune() {  # finetune TASK ARCH SEED
     --validate-interval-updates $((n / 4)) --save-interval-updates $((n / 4)) --keep-interval-updates 1 \
     --no-epoch-checkpoints --best-checkpoint-metric "$metric" --maximize-best-checkpoint-metric \
     --save-dir "$ck" --log-format simple --log-interval 50 > "$RES/$name.train.log" 2>&1
-  fairseq-validate "work/glue/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --init-token 0 \
+  fairseq-validate "$DATA_ROOT/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --init-token 0 \
     --num-classes 2 --max-positions 512 --criterion sentence_prediction --report-mcc \
     --path "$ck/checkpoint_best.pt" --batch-size 64 --valid-subset valid > "$RES/$name.valid.log" 2>&1
   local line
