@@ -3,12 +3,13 @@
 syntax-guided attention weights of one test sentence), as PNG files.
 
     .venv/bin/python scripts/plot_figures.py --data work/multi30k/bin \
-        --checkpoint work/checkpoints/multi30k_sgnet/checkpoint_last.pt --sentence 3 \
-        [--src work/multi30k/tok/test.en --ref results/multi30k/ref.de \
+        --checkpoint work/checkpoints/multi30k_sgnet_seed1/checkpoint_best.pt --sentence 3 \
+        [--src work/multi30k/tok/test.en --ref work/multi30k/raw/test.de \
          --hyp baseline=results/multi30k/hyp_transformer_seed1.de --hyp SG-Net=results/multi30k/hyp_sgnet_seed1.de] \
         [--out results/figures]
 """
 import argparse
+import json
 import logging
 from pathlib import Path
 
@@ -100,7 +101,8 @@ def main():
     if args.hyp:
         hyps = [h.split("=", 1) for h in args.hyp]
         res = bleu_by_length(args.src, args.ref, hyps, out / "fig5_bleu_by_length.png")
-        print(f"wrote {out / 'fig5_bleu_by_length.png'}: {res}")
+        (out / "fig5_bleu_by_length.json").write_text(json.dumps(res, indent=1, ensure_ascii=False))
+        print(f"wrote {out / 'fig5_bleu_by_length.png'} and .json: {res}")
 
 
 if __name__ == "__main__":

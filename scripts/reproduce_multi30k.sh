@@ -38,7 +38,8 @@ fi
 LOCAL=(); [ -n "$MULTI30K_DIR" ] && LOCAL=(--local-dir "$MULTI30K_DIR")
 DATA=$ROOT/work/multi30k
 U=$(fairseq-syntax-user-dir)
-mkdir -p "$RES"
+GEN=$ROOT/work/results_multi30k  # fairseq-generate's full output repeats the corpus (S-, T- lines): kept out of git
+mkdir -p "$RES" "$GEN"
 bash "$ROOT/data-prep/multi30k.sh" "${LOCAL[@]}" --out "$DATA" --parser spacy --workers 2
 
 COMMON=(-s en -t de --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr 1e-3
@@ -60,8 +61,8 @@ run_system() {  # run_system NAME TASK ARCH [extra flags]
   fairseq-generate "$DATA/bin" --user-dir "$U" --task "$task" -s en -t de --gen-subset test \
     --path "$ck/checkpoint_best.pt" --beam 5 --batch-size 128 --required-batch-size-multiple 1 \
     --remove-bpe --tokenizer moses --moses-no-escape --scoring sacrebleu \
-    > "$RES/generate_${name}_seed$SEED.txt" 2> "$RES/generate_${name}_seed$SEED.log"
-  grep '^D-' "$RES/generate_${name}_seed$SEED.txt" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 \
+    > "$GEN/generate_${name}_seed$SEED.txt" 2> "$RES/generate_${name}_seed$SEED.log"
+  grep '^D-' "$GEN/generate_${name}_seed$SEED.txt" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 \
     > "$RES/hyp_${name}_seed$SEED.de"
   [ "$(wc -l < "$RES/hyp_${name}_seed$SEED.de")" = 1000 ] || { echo "expected 1000 hypotheses" >&2; exit 1; }
 }
@@ -79,8 +80,7 @@ else
   run_system "$SG_NAME" syntax_guided_translation transformer_sgnet_small $SG_EXTRA
 fi
 
-REF=$RES/ref.de
-cp "$DATA/raw/test.de" "$REF"  # the raw references, as data-prep copied them
+REF=$DATA/raw/test.de  # the raw references, as data-prep copied them (corpus text stays out of results/)
 echo "[reproduce] sacreBLEU with paired bootstrap resampling (baseline first)" >&2
 sacrebleu "$REF" -i "$RES/hyp_transformer_seed$SEED.de" "$RES/hyp_${SG_NAME}_seed$SEED.de" -m bleu chrf \
   --paired-bs --paired-bs-n 1000 -f text | tee "$RES/scores_${SG_NAME}_seed$SEED.txt"  # (-f json fails on numpy 2 floats)
