@@ -102,3 +102,35 @@ binarize_stage() {
   rm -rf "$OUT/bin"
   mv "$OUT/bin.tmp" "$OUT/bin"
 }
+
+# The stages of the BERT-style corpora (glue.sh, conll2003.sh). They read $OUT, $PRETRAINED, $WORKERS, SPLITS.
+
+# ensure_pretrained: $PRETRAINED holds a converted model (dict.txt, vocab.txt); convert the installed MiniLM if not
+ensure_pretrained() {
+  if [ ! -f "$PRETRAINED/dict.txt" ] || [ ! -f "$PRETRAINED/vocab.txt" ]; then
+    log "no converted model in $PRETRAINED: converting the installed MiniLM (fairseq-syntax-convert-bert)"
+    fairseq-syntax-convert-bert --out "$PRETRAINED" 2>&1 | grep -v tensorboardX >&2
+  fi
+}
+
+# binarize_pieces NAME: the WordPieces $OUT/wp/{split}.NAME (with the model's dict.txt) and their heads
+# ($OUT/wp/{split}.NAME.heads) into $OUT/bin.tmp/NAME
+binarize_pieces() {
+  local name=$1 split prefs=() heads=() prefixes=()
+  for split in "${SPLITS[@]}"; do
+    prefs+=("--${split}pref" "$OUT/wp/$split.$name")
+    heads+=("$OUT/wp/$split.$name.heads")
+    prefixes+=("$OUT/bin.tmp/$name/$split")
+  done
+  fairseq-preprocess --only-source "${prefs[@]}" --destdir "$OUT/bin.tmp/$name" --workers "$WORKERS" \
+    --srcdict "$PRETRAINED/dict.txt" 2>&1 | grep -v tensorboardX >&2
+  fairseq-syntax-binarize-heads --heads "${heads[@]}" --text-prefixes "${prefixes[@]}" || die "binarizing heads failed"
+}
+
+# binarize_labels: $OUT/raw/{split}.label into $OUT/bin.tmp/label (no padding symbols in the label dictionary)
+binarize_labels() {
+  local split prefs=()
+  for split in "${SPLITS[@]}"; do prefs+=("--${split}pref" "$OUT/raw/$split.label"); done
+  fairseq-preprocess --only-source "${prefs[@]}" --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" \
+    --padding-factor 1 2>&1 | grep -v tensorboardX >&2
+}

@@ -38,10 +38,7 @@ BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SPLITS=(train valid test)
 mkdir -p "$OUT"/{raw,parse,wp}
-if [ ! -f "$PRETRAINED/dict.txt" ] || [ ! -f "$PRETRAINED/vocab.txt" ]; then
-  log "no converted model in $PRETRAINED: converting the installed MiniLM (fairseq-syntax-convert-bert)"
-  fairseq-syntax-convert-bert --out "$PRETRAINED" 2>&1 | grep -v tensorboardX >&2
-fi
+ensure_pretrained
 
 extract() {
   local split limit f
@@ -74,16 +71,9 @@ wordpiece() {
 }
 
 binarize() {
-  local split heads=() prefixes=()
   rm -rf "$OUT/bin.tmp"
-  fairseq-preprocess --only-source --trainpref "$OUT/wp/train.input0" --validpref "$OUT/wp/valid.input0" \
-    --testpref "$OUT/wp/test.input0" --destdir "$OUT/bin.tmp/input0" --workers "$WORKERS" \
-    --srcdict "$PRETRAINED/dict.txt" 2>&1 | grep -v tensorboardX >&2
-  for split in "${SPLITS[@]}"; do heads+=("$OUT/wp/$split.input0.heads"); prefixes+=("$OUT/bin.tmp/input0/$split"); done
-  fairseq-syntax-binarize-heads --heads "${heads[@]}" --text-prefixes "${prefixes[@]}" || die "binarizing heads failed"
-  fairseq-preprocess --only-source --trainpref "$OUT/raw/train.label" --validpref "$OUT/raw/valid.label" \
-    --testpref "$OUT/raw/test.label" --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" --padding-factor 1 2>&1 \
-    | grep -v tensorboardX >&2
+  binarize_pieces input0
+  binarize_labels
   rm -rf "$OUT/bin"
   mv "$OUT/bin.tmp" "$OUT/bin"
 }

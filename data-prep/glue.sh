@@ -45,10 +45,7 @@ SPLITS=(train valid)
 declare -A UPSTREAM=([train]=train [valid]=dev)
 mkdir -p "$OUT"/{raw,words,parse,wp}
 
-if [ ! -f "$PRETRAINED/dict.txt" ] || [ ! -f "$PRETRAINED/vocab.txt" ]; then
-  log "no converted model in $PRETRAINED: converting the installed MiniLM (fairseq-syntax-convert-bert)"
-  fairseq-syntax-convert-bert --out "$PRETRAINED" 2>&1 | grep -v tensorboardX >&2
-fi
+ensure_pretrained
 
 fetch() {
   local split tsv limit dir=$GLUE
@@ -113,18 +110,10 @@ wordpiece() {
 }
 
 binarize() {
-  local inp split heads prefixes
+  local inp
   rm -rf "$OUT/bin.tmp"
-  for inp in $(inputs); do
-    fairseq-preprocess --only-source --trainpref "$OUT/wp/train.$inp" --validpref "$OUT/wp/valid.$inp" \
-      --destdir "$OUT/bin.tmp/$inp" --workers "$WORKERS" --srcdict "$PRETRAINED/dict.txt" 2>&1 \
-      | grep -v tensorboardX >&2
-    heads=(); prefixes=()
-    for split in "${SPLITS[@]}"; do heads+=("$OUT/wp/$split.$inp.heads"); prefixes+=("$OUT/bin.tmp/$inp/$split"); done
-    fairseq-syntax-binarize-heads --heads "${heads[@]}" --text-prefixes "${prefixes[@]}" || die "binarizing heads failed"
-  done
-  fairseq-preprocess --only-source --trainpref "$OUT/raw/train.label" --validpref "$OUT/raw/valid.label" \
-    --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" --padding-factor 1 2>&1 | grep -v tensorboardX >&2
+  for inp in $(inputs); do binarize_pieces "$inp"; done
+  binarize_labels
   rm -rf "$OUT/bin"
   mv "$OUT/bin.tmp" "$OUT/bin"
 }

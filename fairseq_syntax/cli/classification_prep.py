@@ -38,12 +38,12 @@ def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], la
     """Write ``{out_prefix}.input0`` (``.input1``) and ``.label`` from a GLUE-style TSV."""
     columns: list[list[str]] = [[] for _ in inputs]
     labels: list[str] = []
+    need = max(list(inputs) + ([label] if label is not None and label >= 0 else []))
     with open(tsv, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if header and n == 1:
                 continue
             cells = line.rstrip("\n").split("\t")
-            need = max(list(inputs) + ([label] if label is not None and label >= 0 else []))
             if len(cells) <= need:
                 raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, need at least {need + 1}")
             for k, col in enumerate(inputs):

@@ -250,24 +250,17 @@ def large_sizes(args):
     args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 16)
 
 
+ARCH_SIZES = {"": None, "_base": None, "_large": large_sizes, "_small": small_sizes}  # "" and _base: RoBERTa-base
+
+
 def _register(model: str, cls) -> None:
-    @register_model_architecture(model, model)
-    def arch(args):
-        cls.fill_defaults(args)
+    for suffix, sizes in ARCH_SIZES.items():
+        def arch(args, sizes=sizes):
+            if sizes is not None:
+                sizes(args)
+            cls.fill_defaults(args)
 
-    @register_model_architecture(model, f"{model}_base")
-    def arch_base(args):
-        cls.fill_defaults(args)
-
-    @register_model_architecture(model, f"{model}_large")
-    def arch_large(args):
-        large_sizes(args)
-        cls.fill_defaults(args)
-
-    @register_model_architecture(model, f"{model}_small")
-    def arch_small(args):
-        small_sizes(args)
-        cls.fill_defaults(args)
+        register_model_architecture(model, model + suffix)(arch)
 
 
 for _name, _cls in (("roberta_baseline", RobertaBaselineModel), ("roberta_sgnet", RobertaSGNetModel),

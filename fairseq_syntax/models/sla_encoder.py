@@ -55,9 +55,9 @@ class SLAEncoderLayer(TransformerEncoderLayerBase):
 
     def forward(self, x, encoder_padding_mask: Optional[torch.Tensor], attn_mask: Optional[torch.Tensor] = None,
                 local_allowed: Optional[torch.Tensor] = None):
-        if local_allowed is None or attn_mask is not None:
-            if attn_mask is not None:
-                raise ValueError("SLA layers take no extra attn_mask")
+        if attn_mask is not None:
+            raise ValueError("SLA layers take no extra attn_mask")
+        if local_allowed is None:
             return super().forward(x, encoder_padding_mask)
         residual = x
         if self.normalize_before:
