@@ -1,2 +1,2 @@
 """fairseq criterions of the package (imported by ``--user-dir``)."""
-from . import token_labeling  # noqa: F401
+from . import pointer_sum, token_labeling  # noqa: F401

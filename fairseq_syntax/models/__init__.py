@@ -1,3 +1,3 @@
 """fairseq models of the package (imported by ``--user-dir``)."""
 from .. import checkpoint_compat  # noqa: F401  (allow-list fairseq checkpoint contents for torch.load)
-from . import roberta_syntax, transformer_sgnet  # noqa: F401
+from . import bidaf_sa, roberta_syntax, transformer_sgnet  # noqa: F401

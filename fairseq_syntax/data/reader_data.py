@@ -1,0 +1,184 @@
+"""LAMBADA reader instances as fairseq indexed datasets, and the dataset that batches them.
+
+Per split, beside ``dict.txt``:
+``{split}.context`` / ``{split}.query`` word ids; ``{split}.ctypes`` the local word-type id of each
+context token (equal surface words share one, so pointer-sum never pools two unknown words);
+``{split}.answer`` one item, the answer's type id or -1 when it is not in the context;
+``{split}.sent`` the sentence number of each context token; ``{split}.sup.{Signal}`` the signal's
+(row, column) pairs, flattened; ``{split}.types.jsonl`` the target type (pronoun/noun, entity).
+Everything is O(tokens): no n x n matrix is stored.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Sequence
+
+import numpy as np
+import torch
+from fairseq.data import Dictionary, FairseqDataset, data_utils, indexed_dataset
+
+from ..reading.supervision import SIGNALS
+
+PARTS = ("context", "query", "ctypes", "answer", "sent")
+
+
+def prefix(data_dir: str, split: str, part: str) -> str:
+    return os.path.join(data_dir, f"{split}.{part}")
+
+
+class IndexedWriter:
+    def __init__(self, path_prefix: str, dtype=np.int32):
+        self.prefix = path_prefix
+        self.tmp = f"{path_prefix}.tmp{os.getpid()}"
+        self.b = indexed_dataset.MMapIndexedDatasetBuilder(indexed_dataset.data_file_path(self.tmp), dtype=dtype)
+
+    def add(self, values) -> None:
+        self.b.add_item(torch.as_tensor(np.asarray(values, dtype=np.int64).reshape(-1)))
+
+    def close(self) -> None:
+        self.b.finalize(indexed_dataset.index_file_path(self.tmp))
+        for f in (indexed_dataset.data_file_path, indexed_dataset.index_file_path):
+            os.replace(f(self.tmp), f(self.prefix))
+
+
+def build_dictionary(train_words, other_words, min_count: int = 1) -> Dictionary:
+    """Counts from the training split only; words seen only elsewhere enter with count 0, so the model
+    can give them the unknown word's embedding but still spell them for its character CNN."""
+    d = Dictionary()
+    counts: dict[str, int] = {}
+    for w in train_words:
+        counts[w] = counts.get(w, 0) + 1
+    for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if c >= min_count:
+            d.add_symbol(w, c)
+    for w in other_words:
+        if w not in d.indices:
+            d.add_symbol(w, 0)
+    return d
+
+
+def local_types(context: Sequence[str], answer: str) -> tuple[list[int], int]:
+    ids: dict[str, int] = {}
+    types = [ids.setdefault(w, len(ids)) for w in context]
+    return types, ids.get(answer, -1)
+
+
+def write_split(data_dir: str, split: str, annotated, dictionary: Dictionary, signals=SIGNALS) -> int:
+    """Binarize one split from :class:`~fairseq_syntax.reading.annotate.Annotated` items."""
+    from ..reading.annotate import target_type
+    from ..reading.supervision import build_signals
+
+    writers = {p: IndexedWriter(prefix(data_dir, split, p)) for p in PARTS}
+    sup = {s: IndexedWriter(prefix(data_dir, split, f"sup.{s}")) for s in signals}
+    n = 0
+    with open(prefix(data_dir, split, "types.jsonl"), "w", encoding="utf-8") as types_fh:
+        for a in annotated:
+            inst = a.instance
+            writers["context"].add([dictionary.index(w) for w in inst.context])
+            writers["query"].add([dictionary.index(w) for w in inst.query])
+            types, ans = local_types(inst.context, inst.answer)
+            writers["ctypes"].add(types)
+            writers["answer"].add([ans])
+            sent = np.zeros(len(inst.context), dtype=np.int64)
+            for k, (s, e) in enumerate(inst.sentences):
+                sent[s:e] = k
+            writers["sent"].add(sent)
+            for s, pairs in build_signals(a.ann, signals).items():
+                sup[s].add(pairs)
+            types_fh.write(json.dumps(target_type(a)) + "\n")
+            n += 1
+    for w in list(writers.values()) + list(sup.values()):
+        w.close()
+    return n
+
+
+def _load(pfx: str):
+    if not indexed_dataset.MMapIndexedDataset.exists(pfx):
+        raise FileNotFoundError(f"{pfx}.bin/.idx: missing; prepare the data with data-prep/lambada.sh")
+    return indexed_dataset.MMapIndexedDataset(pfx)
+
+
+class ReaderDataset(FairseqDataset):
+    """Batches of (context, query, answer, supervision); masks are built per batch from index pairs."""
+
+    def __init__(self, data_dir: str, split: str, dictionary: Dictionary, signals: Sequence[str] = (),
+                 max_context: int = 400, seed: int = 1, shuffle: bool = True):
+        self.parts = {p: _load(prefix(data_dir, split, p)) for p in PARTS}
+        self.sup = {s: _load(prefix(data_dir, split, f"sup.{s}")) for s in signals}
+        n = len(self.parts["context"])
+        for name, ds in list(self.parts.items()) + [(f"sup.{s}", d) for s, d in self.sup.items()]:
+            if len(ds) != n:
+                raise ValueError(f"{prefix(data_dir, split, name)}: {len(ds)} items, but {split}.context has {n}")
+        self.dictionary, self.pad = dictionary, dictionary.pad()
+        self.max_context, self.seed, self.shuffle, self.epoch = max_context, seed, shuffle, 1
+        self.csizes = np.minimum(np.array(self.parts["context"].sizes), max_context)
+        self.qsizes = np.array(self.parts["query"].sizes)
+        self.split = split
+
+    def __len__(self):
+        return len(self.csizes)
+
+    def __getitem__(self, i):
+        m = self.max_context
+        item = {"id": i, "context": self.parts["context"][i][-m:].long(), "query": self.parts["query"][i].long(),
+                "ctypes": self.parts["ctypes"][i].long(), "answer": int(self.parts["answer"][i][0]),
+                "sent": self.parts["sent"][i].long()}
+        full = len(self.parts["context"][i])
+        cut = max(0, full - m)  # keep the context's end, nearest the query
+        item["ctypes"], item["sent"] = item["ctypes"][cut:], item["sent"][cut:]
+        for s, ds in self.sup.items():
+            pairs = ds[i].long().view(-1, 2) - cut
+            item[s] = pairs[(pairs >= 0).all(-1)]
+        return item
+
+    def num_tokens(self, i):
+        return int(self.csizes[i] + self.qsizes[i])
+
+    def size(self, i):
+        return int(self.csizes[i] + self.qsizes[i])
+
+    @property
+    def sizes(self):
+        return self.csizes + self.qsizes
+
+    def ordered_indices(self):
+        if self.shuffle:
+            with data_utils.numpy_seed(self.seed, self.epoch):
+                order = np.random.permutation(len(self))
+        else:
+            order = np.arange(len(self))
+        return order[np.argsort(self.csizes[order], kind="mergesort")]
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    @property
+    def supports_prefetch(self):
+        return False
+
+    def collater(self, samples):
+        if not samples:
+            return {}
+        b = len(samples)
+        tc = max(len(s["context"]) for s in samples)
+        tq = max(len(s["query"]) for s in samples)
+        ctx = torch.full((b, tc), self.pad, dtype=torch.long)
+        qry = torch.full((b, tq), self.pad, dtype=torch.long)
+        ctypes = torch.full((b, tc), -1, dtype=torch.long)
+        sent = torch.full((b, tc), -1, dtype=torch.long)
+        for k, s in enumerate(samples):
+            n = len(s["context"])
+            ctx[k, :n], ctypes[k, :n], sent[k, :n] = s["context"], s["ctypes"], s["sent"]
+            qry[k, :len(s["query"])] = s["query"]
+        answer = torch.tensor([s["answer"] for s in samples])
+        batch = {"id": torch.tensor([s["id"] for s in samples]), "nsentences": b,
+                 "ntokens": int(sum(len(s["context"]) + len(s["query"]) for s in samples)),
+                 "net_input": {"context": ctx, "query": qry, "sentence_ids": sent},
+                 "ctypes": ctypes, "answer": answer, "answer_mask": ctypes.eq(answer.unsqueeze(1)) & answer.ge(0).unsqueeze(1),
+                 "supervision": {}}
+        for sig in self.sup:
+            idx = torch.cat([torch.full((len(s[sig]),), k, dtype=torch.long) for k, s in enumerate(samples)])
+            pairs = torch.cat([s[sig] for s in samples]).view(-1, 2)
+            batch["supervision"][sig] = (idx, pairs[:, 0], pairs[:, 1])
+        return batch

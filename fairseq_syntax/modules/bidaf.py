@@ -1,0 +1,179 @@
+"""BiDAF layers and a multi-head self-attention encoder whose per-head weights can be supervised.
+
+fairseq-free; the registered model (models/bidaf_sa.py) wires them together.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+NEG = -1e9
+
+
+class CharCNN(nn.Module):
+    """Characters (UTF-8 bytes) -> conv of width ``width`` -> max over time (Kim 2014, as in BiDAF)."""
+
+    def __init__(self, char_dim: int = 16, filters: int = 100, width: int = 5):
+        super().__init__()
+        self.emb = nn.Embedding(257, char_dim, padding_idx=0)
+        self.conv = nn.Conv1d(char_dim, filters, width, padding=width // 2)
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:  # (N, L) -> (N, filters)
+        x = self.emb(chars).transpose(1, 2)
+        h = F.relu(self.conv(x)).masked_fill(chars.eq(0).unsqueeze(1), 0.0)
+        return h.max(-1).values
+
+
+def spell(words: list[str], max_len: int = 16) -> torch.Tensor:
+    """(V, max_len) byte ids + 1 (0 pads), one row per vocabulary word."""
+    out = torch.zeros(len(words), max_len, dtype=torch.long)
+    for i, w in enumerate(words):
+        b = list(w.encode("utf-8"))[:max_len]
+        if b:
+            out[i, :len(b)] = torch.tensor(b) + 1
+    return out
+
+
+class Highway(nn.Module):
+    def __init__(self, dim: int, layers: int = 2):
+        super().__init__()
+        self.lin = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(layers))
+
+    def forward(self, x):
+        for lin in self.lin:
+            h, g = lin(x).chunk(2, -1)
+            g = torch.sigmoid(g)
+            x = g * F.relu(h) + (1 - g) * x
+        return x
+
+
+class BiGRU(nn.Module):
+    """A bidirectional GRU over right-padded sequences (packed, so padding never leaks into states)."""
+
+    def __init__(self, inp: int, hidden: int, layers: int = 1, dropout: float = 0.0):
+        super().__init__()
+        self.rnn = nn.GRU(inp, hidden, layers, batch_first=True, bidirectional=True,
+                          dropout=dropout if layers > 1 else 0.0)
+
+    def forward(self, x, lengths):
+        packed = pack_padded_sequence(x, lengths.cpu().clamp_min(1), batch_first=True, enforce_sorted=False)
+        out, _ = self.rnn(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
+        return out
+
+
+def sinusoidal(n: int, dim: int, device=None) -> torch.Tensor:
+    pos = torch.arange(n, device=device, dtype=torch.float).unsqueeze(1)
+    div = torch.exp(torch.arange(0, dim, 2, device=device, dtype=torch.float) * (-math.log(10000.0) / dim))
+    pe = torch.zeros(n, dim, device=device)
+    pe[:, 0::2] = torch.sin(pos * div)
+    pe[:, 1::2] = torch.cos(pos * div[: dim // 2])
+    return pe
+
+
+class SelfAttentionLayer(nn.Module):
+    """Pre-norm Transformer layer that returns its per-head attention weights (B, H, T, T)."""
+
+    def __init__(self, dim: int, heads: int, ffn: int, dropout: float):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"self-attention dim {dim} is not divisible by {heads} heads")
+        self.h, self.dk = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.out = nn.Linear(dim, dim)
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.ffn = nn.Sequential(nn.Linear(dim, ffn), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ffn, dim))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x, pad: torch.Tensor, head_allowed: torch.Tensor | None = None):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(self.dk)
+        scores = scores.masked_fill(pad[:, None, None, :], NEG)
+        if head_allowed is not None:
+            scores = scores.masked_fill(~head_allowed, NEG)
+        probs = scores.softmax(-1)
+        ctx = (self.drop(probs) @ v).transpose(1, 2).reshape(b, t, d)
+        x = x + self.drop(self.out(ctx))
+        x = x + self.drop(self.ffn(self.ln2(x)))
+        return x, probs
+
+
+class SelfAttentionEncoder(nn.Module):
+    def __init__(self, dim: int, layers: int, heads: int, ffn: int, dropout: float, positions: bool = True):
+        super().__init__()
+        self.layers = nn.ModuleList(SelfAttentionLayer(dim, heads, ffn, dropout) for _ in range(layers))
+        self.ln = nn.LayerNorm(dim)
+        self.positions = positions
+        self.dim = dim
+
+    def forward(self, x, pad, head_allowed: dict[int, torch.Tensor] | None = None):
+        """``head_allowed[l]`` restricts layer ``l``'s heads (B, H, T, T); returns output and all weights."""
+        if self.positions:
+            x = x + sinusoidal(x.size(1), self.dim, x.device)
+        weights = []
+        for i, layer in enumerate(self.layers):
+            x, w = layer(x, pad, (head_allowed or {}).get(i))
+            weights.append(w)
+        return self.ln(x), weights
+
+
+class BiAttention(nn.Module):
+    """BiDAF's context-to-query and query-to-context attention -> [c; c2q; c*c2q; c*q2c]."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.wc, self.wq = nn.Linear(dim, 1), nn.Linear(dim, 1, bias=False)
+        self.wcq = nn.Parameter(torch.empty(dim).uniform_(-1 / math.sqrt(dim), 1 / math.sqrt(dim)))
+
+    def forward(self, c, q, cpad, qpad):
+        s = self.wc(c) + self.wq(q).transpose(1, 2) + (c * self.wcq) @ q.transpose(1, 2)  # (B, Tc, Tq)
+        s = s.masked_fill(qpad[:, None, :], NEG)
+        c2q = s.softmax(-1) @ q
+        b = s.max(-1).values.masked_fill(cpad, NEG).softmax(-1)  # (B, Tc)
+        q2c = (b.unsqueeze(1) @ c).expand_as(c)
+        return torch.cat([c, c2q, c * c2q, c * q2c], -1)
+
+
+class ExponentialMovingAverage(nn.Module):
+    """Shadow weights kept as buffers (so checkpoints carry them); swapped in for evaluation.
+
+    The decay is ``min(decay, (1 + n) / (10 + n))`` after n updates (as TensorFlow's and AllenNLP's
+    moving averages), so short runs are not dominated by the random initialisation."""
+
+    def __init__(self, params: list[nn.Parameter], decay: float):
+        super().__init__()
+        self.decay = decay
+        self._params = params  # a plain list: not registered twice
+        for i, p in enumerate(params):
+            self.register_buffer(f"shadow_{i}", p.detach().clone())
+        self.register_buffer("num_updates", torch.zeros((), dtype=torch.long))
+
+    def shadows(self):
+        return [getattr(self, f"shadow_{i}") for i in range(len(self._params))]
+
+    @torch.no_grad()
+    def update(self) -> None:
+        n = int(self.num_updates)
+        d = min(self.decay, (1 + n) / (10 + n))
+        for s, p in zip(self.shadows(), self._params):
+            s.mul_(d).add_(p.detach().to(s.dtype), alpha=1 - d)
+        self.num_updates += 1
+
+    @contextmanager
+    @torch.no_grad()
+    def swapped(self):
+        """Within the block the model's parameters hold the averages."""
+        saved = [p.detach().clone() for p in self._params]
+        for s, p in zip(self.shadows(), self._params):
+            p.copy_(s)
+        try:
+            yield
+        finally:
+            for v, p in zip(saved, self._params):
+                p.copy_(v)

@@ -1,0 +1,96 @@
+"""lambada_reader: LAMBADA as reading comprehension, with attention-supervision side data.
+
+Data (``data-prep/lambada.sh``): ``dict.txt`` and, per split, the indexed datasets of
+:mod:`fairseq_syntax.data.reader_data`. ``--signals`` loads the supervision pairs the criterion uses;
+evaluation needs none. Validation and ``fairseq-syntax-lambada-eval`` use the averaged weights.
+"""
+import logging
+import os
+from dataclasses import dataclass, field
+
+from fairseq.data import Dictionary
+from fairseq.dataclass import FairseqDataclass
+from fairseq.tasks import FairseqTask, register_task
+from omegaconf import II
+
+from ..data.reader_data import ReaderDataset
+from ..data.syntax_dataset import keep_last_batch
+from ..reading.supervision import SIGNALS
+
+logger = logging.getLogger(__name__)
+
+
+def parse_signals(value: str) -> tuple:
+    names = tuple(s for s in value.replace(",", " ").split() if s and s.lower() != "none")
+    unknown = [s for s in names if s not in SIGNALS]
+    if unknown:
+        raise ValueError(f"--signals: unknown {unknown}; expected some of {', '.join(SIGNALS)} (or none)")
+    return names
+
+
+@dataclass
+class LambadaReaderConfig(FairseqDataclass):
+    data: str = field(default="", metadata={"help": "directory written by data-prep/lambada.sh (bin/)"})
+    signals: str = field(default="none", metadata={"help": "supervision signals, e.g. CorefAll or "
+                                                           "'CorefAll Narrative' (DepParse CorefAll CorefPrev CorefNext Narrative)"})
+    sup_lambda: float = field(default=0.3, metadata={"help": "weight λ of each attention-supervision loss"})
+    max_context: int = field(default=400, metadata={"help": "keep the last N context tokens"})
+    seed: int = II("common.seed")
+
+
+class _Batched(ReaderDataset):
+    def batch_by_size(self, indices, max_tokens=None, max_sentences=None, required_batch_size_multiple=1):
+        batches = super().batch_by_size(indices, max_tokens=max_tokens, max_sentences=max_sentences,
+                                        required_batch_size_multiple=required_batch_size_multiple)
+        return keep_last_batch(indices, batches)
+
+
+@register_task("lambada_reader", dataclass=LambadaReaderConfig)
+class LambadaReaderTask(FairseqTask):
+    def __init__(self, cfg, dictionary):
+        super().__init__(cfg)
+        self.dictionary = dictionary
+        self.signals = parse_signals(cfg.signals)
+
+    @classmethod
+    def setup_task(cls, cfg, **kwargs):
+        path = os.path.join(cfg.data, "dict.txt")
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path}: missing; prepare the data with data-prep/lambada.sh")
+        d = Dictionary.load(path)
+        logger.info("dictionary: %d types", len(d))
+        return cls(cfg, d)
+
+    @property
+    def source_dictionary(self):
+        return self.dictionary
+
+    @property
+    def target_dictionary(self):
+        return self.dictionary
+
+    def load_dataset(self, split, combine=False, epoch=1, **kwargs):
+        train = split == getattr(self.cfg, "train_subset", "train")
+        self.datasets[split] = _Batched(self.cfg.data, split, self.dictionary, self.signals if train else (),
+                                        self.cfg.max_context, self.cfg.seed, shuffle=train)
+        logger.info("%s: %d instances, signals %s", split, len(self.datasets[split]),
+                    ",".join(self.signals) if train and self.signals else "none")
+        return self.datasets[split]
+
+    def build_model(self, cfg, from_checkpoint=False):
+        model = super().build_model(cfg, from_checkpoint)
+        if self.signals and not getattr(model, "supervisable", False):
+            raise ValueError(f"--signals {' '.join(self.signals)} needs a self-attention layer to supervise: use "
+                             "--arch bidaf_sa_early, bidaf_sa_late or bidaf_sa_both")
+        return model
+
+    def optimizer_step(self, optimizer, model, update_num):
+        super().optimizer_step(optimizer, model, update_num)
+        model.update_ema()
+
+    def valid_step(self, sample, model, criterion):
+        with model.averaged_weights():
+            return super().valid_step(sample, model, criterion)
+
+    def max_positions(self):
+        return None
