@@ -15,6 +15,7 @@
 # --coref: neuralcoref (default; a Python 3.7 side environment in --coref-env, installed on first use, works
 # offline), stanza (needs its models, web), or jsonl (your chains: --chains-dir/{train,valid,test}.coref.jsonl,
 # one record per passage, see fairseq_syntax/reading/chains.py).
+# --max-eval N keeps the first N instances of valid and test (quick checks; 0: all).
 # Every stage is cached: parses and chains of a finished split (or finished shard) are never recomputed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -108,8 +109,8 @@ keyed_stage() {
 }
 if [ -n "$NOVELS" ] && [ "$NOVEL_PASSAGES" -gt 0 ]; then keyed_stage novels "$NOVELS $NOVEL_PASSAGES" novels; fi
 keyed_stage instances-train "$LAMBADA $TRAIN_SAMPLE $NOVELS $NOVEL_PASSAGES" train_instances
-keyed_stage instances-valid "$LAMBADA" instances valid --input "$LAMBADA/chu_sample_valid.txt" --train-filter \
-  --stopwords "$STOP"
+keyed_stage instances-valid "$LAMBADA $MAX_EVAL" instances valid --input "$LAMBADA/chu_sample_valid.txt" \
+  --train-filter --stopwords "$STOP" --max "$MAX_EVAL"
 keyed_stage instances-test "$LAMBADA $MAX_EVAL" instances test --input "$LAMBADA/lambada_development_plain_text.txt" \
   --max "$MAX_EVAL"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 TERMINALS = frozenset({".", "!", "?", "...", "*"})
-CLOSERS = frozenset({"''", "'", ")", '"', "*"})
+CLOSERS = frozenset({"''", "'", ")", '"'})
 
 
 def split_sentences(tokens: Sequence[str]) -> list[tuple[int, int]]:
@@ -20,7 +20,7 @@ def split_sentences(tokens: Sequence[str]) -> list[tuple[int, int]]:
     while i < n:
         if tokens[i] in TERMINALS:
             j = i + 1
-            while j < n and tokens[j] in CLOSERS:
+            while j < n and (tokens[j] in CLOSERS or tokens[i] == tokens[j] == "*"):  # "* * *" is one break
                 j += 1
             spans.append((start, j))
             start = i = j

@@ -1,0 +1,127 @@
+"""bidaf_sa and lambada_reader: model pieces, then real LAMBADA passages through prep -> train -> evaluate."""
+import json
+import re
+from argparse import Namespace
+
+import pytest
+import torch
+
+import fairseq_syntax
+from fairseq.data import Dictionary
+from fairseq_syntax.models.bidaf_sa import BidafSAModel, base_architecture, sa_both, sa_early
+from fairseq_syntax.modules.bidaf import ExponentialMovingAverage
+
+from .conftest import ROOT, SHARED_DATA, run
+
+fairseq_syntax.register()
+
+
+def tiny_model(arch=sa_early, **kw):
+    d = Dictionary()
+    for w in "john saw mary . he gave her a book then she thanked".split():
+        d.add_symbol(w, 3)
+    args = Namespace(hidden=8, word_dim=6, char_filters=4, sa_heads=2, sa_ffn=16, **kw)
+    arch(args)
+    torch.manual_seed(0)
+    return BidafSAModel(args, d), d
+
+
+def test_supervised_head_sees_only_its_sentence_when_asked():
+    model, d = tiny_model(sup_layer=2)
+    model.eval()
+    ctx = torch.tensor([[d.index(w) for w in "john saw mary . he gave her a book .".split()]])
+    qry = torch.tensor([[d.index(w) for w in "then she thanked".split()]])
+    sent = torch.tensor([[0, 0, 0, 0, 1, 1, 1, 1, 1, 1]])
+    _, free = model(ctx, qry, sent)
+    _, restricted = model(ctx, qry, sent, restrict_to_sentence=True)
+    a = restricted["sup_attn"][0]
+    assert a.shape == (10, 10)
+    assert a[:4, 4:].abs().max() < 1e-6 and a[4:, :4].abs().max() < 1e-6
+    assert torch.allclose(a.sum(-1), torch.ones(10))
+    assert free["sup_attn"][0][:4, 4:].sum() > 0.01
+
+
+def test_architectures_and_supervision_choices():
+    model, _ = tiny_model(sa_both)
+    assert model.supervisable and len(model.contextual.layers) == 4 and len(model.late.layers) == 1
+    with pytest.raises(ValueError, match="--sup-layer 5"):
+        tiny_model(sup_layer=5)
+    baseline, _ = tiny_model(base_architecture)
+    assert not baseline.supervisable
+
+
+def test_moving_average_is_used_inside_the_block_only():
+    p = torch.nn.Parameter(torch.zeros(3))
+    ema = ExponentialMovingAverage([p], decay=0.9999)
+    with torch.no_grad():
+        p.fill_(1.0)
+    ema.update()  # first update: decay min(0.9999, 1/10) = 0.1
+    assert torch.allclose(ema.shadow_0, torch.full((3,), 0.9))
+    with ema.swapped():
+        assert torch.allclose(p, torch.full((3,), 0.9))
+    assert torch.allclose(p, torch.ones(3))
+    assert "shadow_0" in ema.state_dict()
+
+
+@pytest.fixture(scope="module")
+def lambada(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lambada")
+    run(["bash", str(ROOT / "data-prep/lambada.sh"), "--lambada-dir", str(SHARED_DATA / "lambada"),
+         "--novels", str(SHARED_DATA / "eltec-eng/txt"), "--novel-passages", "20", "--train-sample", "150",
+         "--max-eval", "40", "--parser", "spacy", "--workers", "1", "--coref-env", str(ROOT / "work/coref-env"),
+         "--out", str(out)], timeout=1800)
+    return out
+
+
+def test_prepared_lambada_has_instances_chains_and_signals(lambada):
+    raw, bin_ = lambada / "raw", lambada / "bin"
+    test = [json.loads(line) for line in open(raw / "test.inst.jsonl")]
+    dev = open(SHARED_DATA / "lambada/lambada_development_plain_text.txt").read().splitlines()[:40]
+    assert len(test) == 40
+    for inst, line in zip(test, dev):
+        assert " ".join(inst["context"] + inst["query"] + [inst["answer"]]) == line
+    train = [json.loads(line) for line in open(raw / "train.inst.jsonl")]
+    stop = set(open(SHARED_DATA / "lambada/stopwords.txt").read().split())
+    assert train and all(i["answer"] in i["context"] and i["answer"] not in stop for i in train)
+    chains = [json.loads(line) for line in open(raw / "train.coref.jsonl")]
+    assert len(chains) == len(train) and sum(len(c["clusters"]) for c in chains) > len(train)
+    for s in ("train", "valid", "test"):
+        for part in ("context", "query", "ctypes", "answer", "sent", "sup.CorefAll", "sup.Narrative", "sup.DepParse"):
+            assert (bin_ / f"{s}.{part}.bin").exists(), (s, part)
+    proc = run(["bash", str(ROOT / "data-prep/lambada.sh"), "--lambada-dir", str(SHARED_DATA / "lambada"),
+                "--novels", str(SHARED_DATA / "eltec-eng/txt"), "--novel-passages", "20", "--train-sample", "150",
+                "--max-eval", "40", "--parser", "spacy", "--workers", "1", "--coref-env", str(ROOT / "work/coref-env"),
+                "--out", str(lambada)])
+    assert proc.stderr.count("skip") >= 4 and "nothing to do" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("arch,signals", [("bidaf", "none"), ("bidaf_sa_early", "CorefAll"),
+                                          ("bidaf_sa_late", "DepParse Narrative")])
+def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
+    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+    save = tmp_path / "ck"
+    proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
+                "--arch", arch, "--signals", signals, "--criterion", "pointer_sum", "--optimizer", "adam",
+                "--lr", "1e-3", "--batch-size", "16", "--max-update", "6", "--save-dir", str(save),
+                "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1",
+                "--best-checkpoint-metric", "accuracy", "--maximize-best-checkpoint-metric"], cwd=tmp_path)
+    log = proc.stdout + proc.stderr
+    assert "num_updates=6" in log or "num_updates 6" in log
+    for sig in signals.split():
+        if sig != "none":
+            assert f"sup_{sig}=" in log, log[-3000:]
+    assert "answer_loss=" in log
+    out = run(["fairseq-syntax-lambada-eval", str(lambada / "bin"), "--path", str(save / "checkpoint_best.pt"),
+               "--split", "test", "--json", str(tmp_path / "r.json")], cwd=tmp_path).stdout
+    rows = dict(re.findall(r"test\t(\w+)\tn=(\d+)", out))
+    assert rows["all"] == "40" and 0 < int(rows["answer_in_context"]) <= 40
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert 0 <= r["all"]["accuracy"] <= 100
+
+
+def test_signals_need_a_self_attention_layer(lambada, tmp_path):
+    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+    proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
+                "--arch", "bidaf", "--signals", "CorefAll", "--criterion", "pointer_sum", "--optimizer", "adam",
+                "--batch-size", "4", "--max-update", "1", "--save-dir", str(tmp_path)], cwd=tmp_path, check=False)
+    assert proc.returncode != 0 and "needs a self-attention layer" in proc.stderr
