@@ -5,12 +5,12 @@ import sys
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[1] / "fairseq_syntax"
-CORE = ["syntax", "parsing", "modules", "textprep", "pretrained"]
+CORE = ["syntax", "parsing", "modules", "textprep", "pretrained", "reading"]
 
 
 def test_core_runs_with_fairseq_blocked():
     code = ("import sys; sys.modules['fairseq'] = None\n"
-            "import fairseq_syntax.syntax, fairseq_syntax.parsing, fairseq_syntax.modules, fairseq_syntax.textprep, fairseq_syntax.pretrained\n"
+            "import fairseq_syntax.syntax, fairseq_syntax.parsing, fairseq_syntax.modules, fairseq_syntax.textprep, fairseq_syntax.pretrained, fairseq_syntax.reading.annotate, fairseq_syntax.reading.coref, fairseq_syntax.reading.pointer, fairseq_syntax.modules.bidaf\n"
             "from fairseq_syntax.syntax import ancestors_mask; print(ancestors_mask([2, 0]).sum().item())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr
