@@ -4,10 +4,11 @@
 g near 1: the layer reads its syntactic neighbourhood; near 0: global attention.
 
     .venv/bin/python scripts/plot_sla_gates.py --checkpoint CK1 [--checkpoint CK2 ...] --data work/glue/CoLA/bin \
-        [--split valid] [--out results/figures/sla_gates.png]
+        [--data DATA2 ...] [--split valid] [--out results/figures/sla_gates.png]
 
 Several checkpoints (e.g. one per seed or per task) are drawn side by side; their labels are the names of
-the checkpoint directories unless given as LABEL=PATH.
+the checkpoint directories unless given as LABEL=PATH. One --data serves every checkpoint; or give one
+per checkpoint, in the same order (checkpoints of different tasks).
 """
 import argparse
 import json
@@ -57,7 +58,7 @@ def mean_gates(checkpoint, data, split, max_sentences=64):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", action="append", required=True, help="PATH or LABEL=PATH")
-    p.add_argument("--data", required=True)
+    p.add_argument("--data", action="append", required=True, help="once, or once per --checkpoint")
     p.add_argument("--split", default="valid")
     p.add_argument("--out", default=str(ROOT / "results/figures/sla_gates.png"))
     args = p.parse_args()
@@ -66,10 +67,13 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    if len(args.data) not in (1, len(args.checkpoint)):
+        p.error(f"give --data once or once per --checkpoint ({len(args.checkpoint)}), not {len(args.data)} times")
+    datas = args.data * len(args.checkpoint) if len(args.data) == 1 else args.data
     results = {}
-    for spec in args.checkpoint:
+    for spec, data in zip(args.checkpoint, datas):
         label, _, path = spec.rpartition("=") if "=" in spec else (Path(spec).parent.name, "", spec)
-        results[label] = mean_gates(path, args.data, args.split)
+        results[label] = mean_gates(path, data, args.split)
         print(label, " ".join(f"{g:.3f}" for g in results[label]))
     fig, ax = plt.subplots(figsize=(6, 3.2))
     width = 0.8 / len(results)
@@ -79,14 +83,15 @@ def main():
     ax.set_ylabel("mean gate g (local share)")
     ax.set_ylim(0, 1)
     ax.set_xticks(range(1, len(next(iter(results.values()))) + 1))
-    ax.set_title(f"SLA gates on {Path(args.data).parent.name} {args.split}")
+    names = sorted({Path(d).parent.name for d in datas})
+    ax.set_title(f"SLA gates on {' and '.join(names)} {args.split}")
     if len(results) > 1:
         ax.legend(fontsize=7)
     fig.tight_layout()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=130)
-    out.with_suffix(".json").write_text(json.dumps({"data": args.data, "split": args.split, "mean_gate": results},
+    out.with_suffix(".json").write_text(json.dumps({"data": datas, "split": args.split, "mean_gate": results},
                                                    indent=1))
     print(f"wrote {out} and {out.with_suffix('.json')}")
 
