@@ -33,7 +33,8 @@ def test_supervised_head_sees_only_its_sentence_when_asked():
     qry = torch.tensor([[d.index(w) for w in "then she thanked".split()]])
     sent = torch.tensor([[0, 0, 0, 0, 1, 1, 1, 1, 1, 1]])
     _, free = model(ctx, qry, sent)
-    _, restricted = model(ctx, qry, sent, restrict_to_sentence=True)
+    model.restrict_to_sentence = True  # what the task sets when DepParse is among the signals
+    _, restricted = model(ctx, qry, sent)
     a = restricted["sup_attn"][0]
     assert a.shape == (10, 10)
     assert a[:4, 4:].abs().max() < 1e-6 and a[4:, :4].abs().max() < 1e-6

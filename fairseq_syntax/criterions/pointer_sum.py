@@ -28,7 +28,7 @@ class PointerSumCriterion(FairseqCriterion):
 
     def forward(self, model, sample, reduce=True):
         supervised = bool(self.signals) and model.training
-        logits, extra = model(**sample["net_input"], restrict_to_sentence=supervised and "DepParse" in self.signals)
+        logits, extra = model(**sample["net_input"])
         mask = extra["context_mask"]
         logp = pointer_log_probs(logits, mask)
         nll, has = pointer_sum_nll(logp, sample["answer_mask"])

@@ -120,12 +120,11 @@ class ReaderDataset(FairseqDataset):
         return len(self.csizes)
 
     def __getitem__(self, i):
-        m = self.max_context
-        item = {"id": i, "context": self.parts["context"][i][-m:].long(), "query": self.parts["query"][i].long(),
+        context = self.parts["context"][i].long()
+        cut = max(0, len(context) - self.max_context)  # keep the context's end, nearest the query
+        item = {"id": i, "context": context[cut:], "query": self.parts["query"][i].long(),
                 "ctypes": self.parts["ctypes"][i].long(), "answer": int(self.parts["answer"][i][0]),
                 "sent": self.parts["sent"][i].long()}
-        full = len(self.parts["context"][i])
-        cut = max(0, full - m)  # keep the context's end, nearest the query
         item["ctypes"], item["sent"] = item["ctypes"][cut:], item["sent"][cut:]
         for s, ds in self.sup.items():
             pairs = ds[i].long().view(-1, 2) - cut

@@ -110,6 +110,8 @@ class BidafSAModel(BaseFairseqModel):
         if self.supervisable and not (1 <= args.sup_layer <= stack and 0 <= args.sup_head < args.sa_heads):
             raise ValueError(f"--sup-layer {args.sup_layer} / --sup-head {args.sup_head} outside the {args.sup_where} "
                              f"stack ({stack} layers, {args.sa_heads} heads)")
+        # set by the task when DepParse supervises the head: in training and at test time alike
+        self.restrict_to_sentence = False
         self.ema = (ExponentialMovingAverage([p for p in self.parameters() if p.requires_grad], args.average_decay)
                     if args.average_decay > 0 else None)
 
@@ -139,9 +141,9 @@ class BidafSAModel(BaseFairseqModel):
         allowed[:, self.args.sup_head] = same
         return {self.args.sup_layer - 1: allowed}
 
-    def forward(self, context, query, sentence_ids=None, restrict_to_sentence: bool = False, **unused):
+    def forward(self, context, query, sentence_ids=None, **unused):
         cpad, qpad = context.eq(self.pad), query.eq(self.pad)
-        sid = sentence_ids if restrict_to_sentence else None
+        sid = sentence_ids if self.restrict_to_sentence else None
         c, c_weights = self.encode(context, cpad, self.head_allowed(sid, "early"))
         q, _ = self.encode(query, qpad)
         g = self.ln_att(self.biatt(self.drop(c), self.drop(q), cpad, qpad))

@@ -82,6 +82,7 @@ class LambadaReaderTask(FairseqTask):
         if self.signals and not getattr(model, "supervisable", False):
             raise ValueError(f"--signals {' '.join(self.signals)} needs a self-attention layer to supervise: use "
                              "--arch bidaf_sa_early, bidaf_sa_late or bidaf_sa_both")
+        model.restrict_to_sentence = "DepParse" in self.signals
         return model
 
     def optimizer_step(self, optimizer, model, update_num):
