@@ -40,6 +40,9 @@ class PointerSumCriterion(FairseqCriterion):
         if supervised:
             attn, n = extra["sup_attn"], logits.size(1)
             for sig in self.signals:
+                if sig not in sample["supervision"]:
+                    raise ValueError(f"--signals {sig}: this training split has no {sig} side data "
+                                     f"(.sup.{sig}.bin/.idx); prepare it with data-prep/lambada.sh")
                 idx, rows, cols = sample["supervision"][sig]
                 targets = supervision_targets(idx, rows, cols, bsz, n)
                 s, count = attention_supervision_nll(attn, targets)

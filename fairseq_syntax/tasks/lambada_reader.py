@@ -13,7 +13,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II
 
-from ..data.reader_data import ReaderDataset
+from ..data.reader_data import ReaderDataset, prefix
 from ..data.syntax_dataset import keep_last_batch
 from ..reading.supervision import SIGNALS
 
@@ -70,11 +70,13 @@ class LambadaReaderTask(FairseqTask):
         return self.dictionary
 
     def load_dataset(self, split, combine=False, epoch=1, **kwargs):
-        train = split == getattr(self.cfg, "train_subset", "train")
-        self.datasets[split] = _Batched(self.cfg.data, split, self.dictionary, self.signals if train else (),
-                                        self.cfg.max_context, self.cfg.seed, shuffle=train)
-        logger.info("%s: %d instances, signals %s", split, len(self.datasets[split]),
-                    ",".join(self.signals) if train and self.signals else "none")
+        # supervision is loaded wherever its side files exist (the training split may be any --train-subset);
+        # the criterion names a signal that training needs but the split lacks
+        have = tuple(s for s in self.signals if os.path.exists(prefix(self.cfg.data, split, f"sup.{s}") + ".idx"))
+        train = split == "train" or bool(have)
+        self.datasets[split] = _Batched(self.cfg.data, split, self.dictionary, have, self.cfg.max_context,
+                                        self.cfg.seed, shuffle=train)
+        logger.info("%s: %d instances, supervision %s", split, len(self.datasets[split]), ",".join(have) or "none")
         return self.datasets[split]
 
     def build_model(self, cfg, from_checkpoint=False):
