@@ -64,13 +64,17 @@ def test_moving_average_is_used_inside_the_block_only():
     assert "shadow_0" in ema.state_dict()
 
 
+def prep_command(out):
+    return ["bash", str(ROOT / "data-prep/lambada.sh"), "--lambada-dir", str(SHARED_DATA / "lambada"),
+            "--novels", str(SHARED_DATA / "eltec-eng/txt"), "--novel-passages", "20", "--train-sample", "150",
+            "--max-eval", "40", "--parser", "spacy", "--workers", "1", "--coref-env", str(ROOT / "work/coref-env"),
+            "--out", str(out)]
+
+
 @pytest.fixture(scope="module")
 def lambada(tmp_path_factory):
     out = tmp_path_factory.mktemp("lambada")
-    run(["bash", str(ROOT / "data-prep/lambada.sh"), "--lambada-dir", str(SHARED_DATA / "lambada"),
-         "--novels", str(SHARED_DATA / "eltec-eng/txt"), "--novel-passages", "20", "--train-sample", "150",
-         "--max-eval", "40", "--parser", "spacy", "--workers", "1", "--coref-env", str(ROOT / "work/coref-env"),
-         "--out", str(out)], timeout=1800)
+    run(prep_command(out), timeout=1800)
     return out
 
 
@@ -89,10 +93,7 @@ def test_prepared_lambada_has_instances_chains_and_signals(lambada):
     for s in ("train", "valid", "test"):
         for part in ("context", "query", "ctypes", "answer", "sent", "sup.CorefAll", "sup.Narrative", "sup.DepParse"):
             assert (bin_ / f"{s}.{part}.bin").exists(), (s, part)
-    proc = run(["bash", str(ROOT / "data-prep/lambada.sh"), "--lambada-dir", str(SHARED_DATA / "lambada"),
-                "--novels", str(SHARED_DATA / "eltec-eng/txt"), "--novel-passages", "20", "--train-sample", "150",
-                "--max-eval", "40", "--parser", "spacy", "--workers", "1", "--coref-env", str(ROOT / "work/coref-env"),
-                "--out", str(lambada)])
+    proc = run(prep_command(lambada))
     assert proc.stderr.count("skip") >= 4 and "nothing to do" in proc.stderr, proc.stderr
 
 

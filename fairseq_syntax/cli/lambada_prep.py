@@ -95,23 +95,21 @@ def cmd_cut_novels(a) -> int:
 
 def cmd_coref(a) -> int:
     from ..reading.annotate import read_instances
-    from ..reading.chains import read_coref_jsonl
+    from ..reading.chains import check_coref_jsonl
 
     base = os.path.join(a.dir, a.split)
     out = base + ".coref.jsonl"
     instances = read_instances(base + ".inst.jsonl")
     passages = [inst.annotated_tokens for _, inst in instances]
     if os.path.exists(out) and not os.path.exists(out + ".shards"):
-        for _ in read_coref_jsonl(out, passages):
-            pass
+        check_coref_jsonl(out, passages)
         print(f"[lambada] {out} is complete; nothing to do", file=sys.stderr)
         return 0
     if a.backend == "jsonl":
         if not a.chains:
             print("fairseq-syntax-lambada: error: --coref jsonl needs --chains FILE", file=sys.stderr)
             return 1
-        for _ in read_coref_jsonl(a.chains, passages):
-            pass
+        check_coref_jsonl(a.chains, passages)
         import shutil
 
         shutil.copyfile(a.chains, out)

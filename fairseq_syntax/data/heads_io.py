@@ -45,6 +45,25 @@ def check_sizes(heads_sizes, src_sizes, heads_name: str, src_name: str, eos: int
         )
 
 
+class IndexedWriter:
+    """Items into ``{prefix}.bin/.idx`` through a temporary name, renamed into place by :meth:`close`."""
+
+    def __init__(self, path_prefix: str, dtype=np.int32):
+        self.prefix = path_prefix
+        self.tmp = f"{path_prefix}.tmp{os.getpid()}"
+        self.b = indexed_dataset.MMapIndexedDatasetBuilder(indexed_dataset.data_file_path(self.tmp), dtype=dtype)
+
+    def add(self, values) -> None:
+        import torch
+
+        self.b.add_item(torch.as_tensor(np.asarray(values, dtype=np.int64).reshape(-1)))
+
+    def close(self) -> None:
+        self.b.finalize(indexed_dataset.index_file_path(self.tmp))
+        for f in (indexed_dataset.data_file_path, indexed_dataset.index_file_path):
+            os.replace(f(self.tmp), f(self.prefix))
+
+
 def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str) -> int:
     """Write ``heads_text`` (codes, one line per sentence) as an indexed dataset, checked against ``src_prefix``."""
     src = indexed_dataset.MMapIndexedDataset(src_prefix) if indexed_dataset.MMapIndexedDataset.exists(src_prefix) \
@@ -63,13 +82,8 @@ def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str) -> int:
     check_sizes([len(r) for r in rows], np.array(src.sizes), heads_text, src_prefix + ".bin")
     longest = max((len(r) for r in rows), default=0)
     dtype = np.int16 if longest < np.iinfo(np.int16).max else np.int32
-    tmp = f"{out_prefix}.tmp{os.getpid()}"
-    builder = indexed_dataset.MMapIndexedDatasetBuilder(indexed_dataset.data_file_path(tmp), dtype=dtype)
-    import torch
-
+    writer = IndexedWriter(out_prefix, dtype)
     for r in rows:
-        builder.add_item(torch.tensor(r, dtype=torch.int64))
-    builder.finalize(indexed_dataset.index_file_path(tmp))
-    os.replace(indexed_dataset.data_file_path(tmp), indexed_dataset.data_file_path(out_prefix))
-    os.replace(indexed_dataset.index_file_path(tmp), indexed_dataset.index_file_path(out_prefix))
+        writer.add(r)
+    writer.close()
     return len(rows)

@@ -19,27 +19,14 @@ import torch
 from fairseq.data import Dictionary, FairseqDataset, data_utils, indexed_dataset
 
 from ..reading.supervision import SIGNALS
+from .heads_io import IndexedWriter
+from .syntax_dataset import keep_last_batch
 
 PARTS = ("context", "query", "ctypes", "answer", "sent")
 
 
 def prefix(data_dir: str, split: str, part: str) -> str:
     return os.path.join(data_dir, f"{split}.{part}")
-
-
-class IndexedWriter:
-    def __init__(self, path_prefix: str, dtype=np.int32):
-        self.prefix = path_prefix
-        self.tmp = f"{path_prefix}.tmp{os.getpid()}"
-        self.b = indexed_dataset.MMapIndexedDatasetBuilder(indexed_dataset.data_file_path(self.tmp), dtype=dtype)
-
-    def add(self, values) -> None:
-        self.b.add_item(torch.as_tensor(np.asarray(values, dtype=np.int64).reshape(-1)))
-
-    def close(self) -> None:
-        self.b.finalize(indexed_dataset.index_file_path(self.tmp))
-        for f in (indexed_dataset.data_file_path, indexed_dataset.index_file_path):
-            os.replace(f(self.tmp), f(self.prefix))
 
 
 def build_dictionary(train_words, other_words, min_count: int = 1) -> Dictionary:
@@ -148,6 +135,11 @@ class ReaderDataset(FairseqDataset):
         else:
             order = np.arange(len(self))
         return order[np.argsort(self.csizes[order], kind="mergesort")]
+
+    def batch_by_size(self, indices, max_tokens=None, max_sentences=None, required_batch_size_multiple=1):
+        batches = super().batch_by_size(indices, max_tokens=max_tokens, max_sentences=max_sentences,
+                                        required_batch_size_multiple=required_batch_size_multiple)
+        return keep_last_batch(indices, batches)
 
     def set_epoch(self, epoch):
         self.epoch = epoch

@@ -65,6 +65,12 @@ def read_coref_jsonl(path: str, passages: Sequence[Sequence[str]] | None = None)
         raise ValueError(f"{path}: {n} records, but there are {len(passages)} passages (record {n + 1} missing)")
 
 
+def check_coref_jsonl(path: str, passages: Sequence[Sequence[str]]) -> None:
+    """Read the whole file against ``passages``; raises on the first mismatch."""
+    for _ in read_coref_jsonl(path, passages):
+        pass
+
+
 def mention_head(start: int, end: int, heads: Sequence[int]) -> int:
     """The token of ``[start, end)`` whose syntactic head lies outside it (the leftmost if several)."""
     for i in range(start, end):

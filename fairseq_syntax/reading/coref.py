@@ -15,7 +15,7 @@ import time
 from typing import Sequence
 
 from ..atomic import atomic_path
-from .chains import read_coref_jsonl
+from .chains import check_coref_jsonl, read_coref_jsonl
 
 BACKENDS = ("neuralcoref", "stanza", "jsonl")
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "neuralcoref_worker.py")
@@ -126,7 +126,8 @@ def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, wo
     seconds = time.perf_counter() - t0
     _merge(pairs, output, passages)
     shutil.rmtree(shard_dir)
-    ntok = sum(len(passages[i]) for i in range(len(passages)))
+    ran = {k for k, pair in enumerate(pairs) if pair in todo}
+    ntok = sum(len(p) for i, p in enumerate(passages) if i // shard_size in ran)  # this call's work only
     return {"passages": len(passages), "tokens": ntok, "seconds": seconds, "shards_run": len(todo)}
 
 
@@ -136,8 +137,7 @@ def _merge(pairs, output, passages) -> None:
             for _, dst in pairs:
                 with open(dst, encoding="utf-8") as fh:
                     shutil.copyfileobj(fh, out)
-        for _ in read_coref_jsonl(tmp, passages):
-            pass
+        check_coref_jsonl(tmp, passages)
 
 
 def run_stanza(passages: Sequence[Sequence[str]], sentences: Sequence[Sequence[tuple[int, int]]], output: str,

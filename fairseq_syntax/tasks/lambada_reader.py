@@ -14,7 +14,6 @@ from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II
 
 from ..data.reader_data import ReaderDataset, prefix
-from ..data.syntax_dataset import keep_last_batch
 from ..reading.supervision import SIGNALS
 
 logger = logging.getLogger(__name__)
@@ -36,13 +35,6 @@ class LambadaReaderConfig(FairseqDataclass):
     sup_lambda: float = field(default=0.3, metadata={"help": "weight λ of each attention-supervision loss"})
     max_context: int = field(default=400, metadata={"help": "keep the last N context tokens"})
     seed: int = II("common.seed")
-
-
-class _Batched(ReaderDataset):
-    def batch_by_size(self, indices, max_tokens=None, max_sentences=None, required_batch_size_multiple=1):
-        batches = super().batch_by_size(indices, max_tokens=max_tokens, max_sentences=max_sentences,
-                                        required_batch_size_multiple=required_batch_size_multiple)
-        return keep_last_batch(indices, batches)
 
 
 @register_task("lambada_reader", dataclass=LambadaReaderConfig)
@@ -74,7 +66,7 @@ class LambadaReaderTask(FairseqTask):
         # the criterion names a signal that training needs but the split lacks
         have = tuple(s for s in self.signals if os.path.exists(prefix(self.cfg.data, split, f"sup.{s}") + ".idx"))
         train = split == "train" or bool(have)
-        self.datasets[split] = _Batched(self.cfg.data, split, self.dictionary, have, self.cfg.max_context,
+        self.datasets[split] = ReaderDataset(self.cfg.data, split, self.dictionary, have, self.cfg.max_context,
                                         self.cfg.seed, shuffle=train)
         logger.info("%s: %d instances, supervision %s", split, len(self.datasets[split]), ",".join(have) or "none")
         return self.datasets[split]
