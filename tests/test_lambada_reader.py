@@ -51,6 +51,15 @@ def test_architectures_and_supervision_choices():
     assert not baseline.supervisable
 
 
+def test_char_cnn_once_per_word_type_equals_once_per_token():
+    model, d = tiny_model()
+    model.eval()
+    tokens = torch.tensor([[d.index(w) for w in "john saw mary . he saw her .".split()], [d.pad()] * 8])
+    per_token = model.chars(model.spelling[tokens].view(-1, model.spelling.size(1))).view(2, 8, -1)
+    expected = model.highway(torch.cat([model.word(model.word_map[tokens]), per_token], -1))
+    assert torch.allclose(model.embed(tokens), expected, atol=1e-6)
+
+
 def test_moving_average_is_used_inside_the_block_only():
     p = torch.nn.Parameter(torch.zeros(3))
     ema = ExponentialMovingAverage([p], decay=0.9999)

@@ -122,7 +122,9 @@ class BidafSAModel(BaseFairseqModel):
 
     def embed(self, tokens):
         w = self.word(self.word_map[tokens])
-        c = self.chars(self.spelling[tokens].view(-1, self.spelling.size(1))).view(*tokens.shape, -1)
+        # the char-CNN runs once per distinct word of the batch (a batch repeats most of its words)
+        types, where = torch.unique(tokens, return_inverse=True)
+        c = self.chars(self.spelling[types])[where]
         return self.highway(self.drop(torch.cat([w, c], -1)))
 
     def encode(self, tokens, pad, head_allowed=None):
