@@ -123,11 +123,21 @@ def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
             assert f"sup_{sig}=" in log, log[-3000:]
     assert "answer_loss=" in log
     out = run(["fairseq-syntax-lambada-eval", str(lambada / "bin"), "--path", str(save / "checkpoint_best.pt"),
-               "--split", "test", "--json", str(tmp_path / "r.json")], cwd=tmp_path).stdout
+               "--split", "test", "--json", str(tmp_path / "r.json"), "--predictions", str(tmp_path / "p.jsonl")],
+              cwd=tmp_path).stdout
     rows = dict(re.findall(r"test\t(\w+)\tn=(\d+)", out))
     assert rows["all"] == "40" and 0 < int(rows["answer_in_context"]) <= 40
     r = json.loads((tmp_path / "r.json").read_text())
     assert 0 <= r["all"]["accuracy"] <= 100
+    preds = [json.loads(line) for line in open(tmp_path / "p.jsonl")]
+    answers = [json.loads(line)["answer"] for line in open(lambada / "raw/test.inst.jsonl")]
+    contexts = [json.loads(line)["context"] for line in open(lambada / "raw/test.inst.jsonl")]
+    assert [p["id"] for p in preds] == list(range(40))
+    assert sum(p["answer_in_context"] for p in preds) == int(rows["answer_in_context"])
+    assert round(100 * sum(p["correct"] for p in preds) / 40, 2) == r["all"]["accuracy"]
+    for p, answer, context in zip(preds, answers, contexts):
+        assert p["predicted"] in context  # a context word, by its surface form
+        assert p["correct"] == (p["predicted"] == answer)
 
 
 def test_signals_need_a_self_attention_layer(lambada, tmp_path):

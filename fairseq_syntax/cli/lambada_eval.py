@@ -2,7 +2,7 @@
 
 Prints accuracy over all instances and over those whose answer is in the context, then by target
 type (pronoun / proper noun / common noun; PERSON / not a named entity), with the averaged (EMA)
-weights; ``--json`` writes it.
+weights; ``--json`` writes it, ``--predictions`` one line per instance (for paired tests between models).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 import torch
 
 
-def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64) -> dict:
+def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64, predictions: str | None = None) -> dict:
     from fairseq import checkpoint_utils
 
     import fairseq_syntax
@@ -31,6 +31,7 @@ def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64) -> di
         raise ValueError(f"{prefix(data, split, 'types.jsonl')}: {len(types)} lines for {len(ds)} instances")
     correct = torch.zeros(len(ds), dtype=torch.bool)
     answerable = torch.zeros(len(ds), dtype=torch.bool)
+    predicted = [""] * len(ds)
     order = list(range(len(ds)))
     with torch.no_grad(), model.averaged_weights():
         for k in range(0, len(order), batch_size):
@@ -41,6 +42,15 @@ def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64) -> di
             has = batch["answer"].ge(0)
             correct[batch["id"]] = pred.eq(batch["answer"]) & has
             answerable[batch["id"]] = has
+            first = batch["ctypes"].eq(pred.unsqueeze(1)).float().argmax(-1)  # a position of the predicted word
+            words = batch["net_input"]["context"].gather(1, first.unsqueeze(1)).squeeze(1)
+            for i, w in zip(batch["id"].tolist(), words.tolist()):
+                predicted[i] = task.dictionary[w]
+    if predictions:
+        with open(predictions, "w", encoding="utf-8") as fh:
+            for i in range(len(ds)):
+                fh.write(json.dumps({"id": i, "correct": bool(correct[i]), "answer_in_context": bool(answerable[i]),
+                                     "predicted": predicted[i]}) + "\n")
 
     def acc(sel):
         n = int(sel.sum())
@@ -61,12 +71,14 @@ def main(argv=None) -> int:
     p.add_argument("--split", default="test")
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--json", default=None, help="also write the numbers here")
+    p.add_argument("--predictions", default=None, help="write one JSON line per instance (id, correct, "
+                                                       "answer_in_context, predicted word) here")
     a = p.parse_args(argv)
     if not os.path.exists(a.path):
         print(f"fairseq-syntax-lambada-eval: error: {a.path}: no such checkpoint", file=sys.stderr)
         return 1
     try:
-        r = evaluate(a.path, a.data, a.split, a.batch_size)
+        r = evaluate(a.path, a.data, a.split, a.batch_size, a.predictions)
     except (ValueError, FileNotFoundError) as e:
         print(f"fairseq-syntax-lambada-eval: error: {e}", file=sys.stderr)
         return 1
