@@ -3,7 +3,9 @@
 
 For every pair of runs with per-instance predictions (``*.pred.jsonl``, from
 ``fairseq-syntax-lambada-eval --predictions``) on the same split it gives the exact McNemar test: the
-instances one run gets right and the other wrong, against a fair coin. Writes ``summary.json``.
+instances one run gets right and the other wrong, against a fair coin. With ``--instances`` (the
+prepared ``test.inst.jsonl``) and ``--stopwords`` it also scores a model-free reference, the most
+frequent non-stop word of the context (ties: the latest). Writes ``summary.json``.
 """
 from __future__ import annotations
 
@@ -25,9 +27,31 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def most_frequent_word(instances: str, stopwords: str) -> dict:
+    """Accuracy of answering with the context's most frequent non-stop word (ties: the latest one)."""
+    from collections import Counter
+
+    from fairseq_syntax.reading.instances import read_stopwords
+
+    stop = read_stopwords(stopwords)
+    n = right = 0
+    with open(instances, encoding="utf-8") as fh:
+        for line in fh:
+            inst = json.loads(line)
+            words = [w for w in inst["context"] if w not in stop and any(ch.isalnum() for ch in w)]
+            counts = Counter(words)
+            last = {w: i for i, w in enumerate(words)}
+            guess = max(counts, key=lambda w: (counts[w], last[w])) if counts else None
+            n += 1
+            right += guess == inst["answer"]
+    return {"n": n, "accuracy": round(100.0 * right / max(n, 1), 2)}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--results", default="results/lambada")
+    p.add_argument("--instances", default=None, help="test.inst.jsonl of data-prep/lambada.sh, for the reference")
+    p.add_argument("--stopwords", default=None, help="the stop-word list the data were filtered with")
     a = p.parse_args(argv)
     res = Path(a.results)
     runs = {f.name[: -len(".eval.json")]: json.loads(f.read_text()) for f in sorted(res.glob("*.eval.json"))}
@@ -52,7 +76,12 @@ def main(argv=None) -> int:
         t = {"a": x, "b": y, "only_a_right": b, "only_b_right": c, "mcnemar_p": round(mcnemar_exact(b, c), 4)}
         tests.append(t)
         print(f"{x} vs {y}: only {x} right {b}, only {y} right {c}, exact McNemar p = {t['mcnemar_p']}")
-    (res / "summary.json").write_text(json.dumps({"runs": runs, "paired_tests": tests}, indent=1))
+    summary = {"runs": runs, "paired_tests": tests}
+    if a.instances and a.stopwords:
+        summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
+        print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "
+              f"(n={summary['most_frequent_context_word']['n']})")
+    (res / "summary.json").write_text(json.dumps(summary, indent=1))
     return 0
 
 
