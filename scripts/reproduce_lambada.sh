@@ -2,26 +2,29 @@
 # Train BiDAF-SA-Early with and without CorefAll supervision on the prepared LAMBADA data, same budget,
 # and evaluate both on the LAMBADA dev set (the `test` split of data-prep/lambada.sh).
 #
-#   bash scripts/reproduce_lambada.sh [--data work/lambada/bin] [--updates 3000] [--warmup 800]
-#                                     [--batch-size 128] [--seeds "1"] [--runs "sa_early sa_early_corefall"]
-#                                     [--jobs 2] [--out results/lambada]
+#   bash scripts/reproduce_lambada.sh [--data work/lambada/bin] [--updates 1000] [--warmup 250]
+#                                     [--batch-size 32] [--seeds "1"] [--runs "sa_early sa_early_corefall"]
+#                                     [--jobs 2] [--out results/lambada] [--stopwords FILE]
 #
 # Runs: sa_early (no supervision), sa_early_corefall (CorefAll on head 0 of layer 3, λ = 0.3), and, if
 # asked for, bidaf (the baseline), sa_early_narrative. Adam lr 1e-3 with the Transformer schedule
 # (inverse square root after --warmup updates), dropout 0.1, weights averaged with decay 0.9999; the
 # best checkpoint by valid accuracy (chu_sample_valid, checked 10 times) is evaluated with
-# fairseq-syntax-lambada-eval. --jobs 2 trains two runs side by side with one thread each. A finished
-# run (its .eval.json) is skipped, so the script resumes; a stopped run continues from checkpoint_last.
+# fairseq-syntax-lambada-eval (accuracies in {run}_seed{s}.eval.json, one line per instance in .pred.jsonl),
+# and scripts/summarize_lambada.py tabulates them with exact McNemar tests between runs. --jobs 2 trains
+# two runs side by side with one thread each. A finished run (its .eval.json and .pred.jsonl) is skipped,
+# so the script resumes; a stopped run continues from checkpoint_last.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$ROOT/work/lambada/bin
-UPDATES=3000
-WARMUP=800
-BSZ=128
+UPDATES=1000
+WARMUP=250
+BSZ=32
 SEEDS="1"
 RUNS="sa_early sa_early_corefall"
 JOBS=2
 RES=$ROOT/results/lambada
+STOPWORDS=$ROOT/../shared/data/lambada/stopwords.txt
 while [ $# -gt 0 ]; do
   case $1 in
     --data) DATA=$2; shift 2 ;;
@@ -32,7 +35,8 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --out) RES=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --stopwords) STOPWORDS=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -56,8 +60,9 @@ run_args() {  # the arch and supervision of a named run
 train_eval() {  # train_eval RUN SEED
   local run=$1 seed=$2 name ck
   name=${run}_seed$seed
-  [ -f "$RES/$name.eval.json" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
+  [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
   ck=$ROOT/work/checkpoints/lambada/$name
+  if [ ! -f "$RES/$name.eval.json" ]; then  # a finished run lacking only its predictions is evaluated again
   echo "[lambada] $name: $UPDATES updates" >&2
   # shellcheck disable=SC2046
   fairseq-train "$DATA" --user-dir "$U" --task lambada_reader $(run_args "$run") --criterion pointer_sum \
@@ -67,8 +72,10 @@ train_eval() {  # train_eval RUN SEED
     --keep-interval-updates 1 --no-epoch-checkpoints --best-checkpoint-metric accuracy \
     --maximize-best-checkpoint-metric --save-dir "$ck" --log-format simple --log-interval 25 \
     >> "$RES/$name.train.log" 2>&1
+  fi
   fairseq-syntax-lambada-eval "$DATA" --path "$ck/checkpoint_best.pt" --split test --json "$RES/$name.eval.json.tmp" \
-    > "$RES/$name.eval.txt" 2>> "$RES/$name.train.log"
+    --predictions "$RES/$name.pred.jsonl.tmp" > "$RES/$name.eval.txt" 2>> "$RES/$name.train.log"
+  mv "$RES/$name.pred.jsonl.tmp" "$RES/$name.pred.jsonl"
   mv "$RES/$name.eval.json.tmp" "$RES/$name.eval.json"
   cat "$RES/$name.eval.txt" >&2
 }
@@ -83,4 +90,8 @@ for j in "${jobs_[@]}"; do
   if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
-echo "[lambada] results in $RES" >&2
+sum_args=(--results "$RES")
+inst=$(dirname "$DATA")/raw/test.inst.jsonl  # for the most-frequent-context-word reference
+if [ -f "$inst" ] && [ -f "$STOPWORDS" ]; then sum_args+=(--instances "$inst" --stopwords "$STOPWORDS"); fi
+python scripts/summarize_lambada.py "${sum_args[@]}"
+echo "[lambada] results in $RES (summary.json: the table and exact McNemar tests between the runs)" >&2
