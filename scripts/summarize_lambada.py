@@ -31,20 +31,19 @@ def most_frequent_word(instances: str, stopwords: str) -> dict:
     """Accuracy of answering with the context's most frequent non-stop word (ties: the latest one)."""
     from collections import Counter
 
+    from fairseq_syntax.reading.annotate import read_instances
     from fairseq_syntax.reading.instances import read_stopwords
 
     stop = read_stopwords(stopwords)
-    n = right = 0
-    with open(instances, encoding="utf-8") as fh:
-        for line in fh:
-            inst = json.loads(line)
-            words = [w for w in inst["context"] if w not in stop and any(ch.isalnum() for ch in w)]
-            counts = Counter(words)
-            last = {w: i for i, w in enumerate(words)}
-            guess = max(counts, key=lambda w: (counts[w], last[w])) if counts else None
-            n += 1
-            right += guess == inst["answer"]
-    return {"n": n, "accuracy": round(100.0 * right / max(n, 1), 2)}
+    insts = [inst for _, inst in read_instances(instances)]
+    right = 0
+    for inst in insts:
+        words = [w for w in inst.context if w not in stop and any(ch.isalnum() for ch in w)]
+        counts = Counter(words)
+        last = {w: i for i, w in enumerate(words)}
+        guess = max(counts, key=lambda w: (counts[w], last[w])) if counts else None
+        right += guess == inst.answer
+    return {"n": len(insts), "accuracy": round(100.0 * right / max(len(insts), 1), 2)}
 
 
 def main(argv=None) -> int:

@@ -10,6 +10,7 @@ import fairseq_syntax
 from fairseq.data import Dictionary
 from fairseq_syntax.models.bidaf_sa import BidafSAModel, base_architecture, sa_both, sa_early
 from fairseq_syntax.modules.bidaf import ExponentialMovingAverage
+from fairseq_syntax.reading.annotate import read_instances
 
 from .conftest import ROOT, SHARED_DATA, run
 
@@ -130,14 +131,13 @@ def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
     r = json.loads((tmp_path / "r.json").read_text())
     assert 0 <= r["all"]["accuracy"] <= 100
     preds = [json.loads(line) for line in open(tmp_path / "p.jsonl")]
-    answers = [json.loads(line)["answer"] for line in open(lambada / "raw/test.inst.jsonl")]
-    contexts = [json.loads(line)["context"] for line in open(lambada / "raw/test.inst.jsonl")]
+    instances = [inst for _, inst in read_instances(str(lambada / "raw/test.inst.jsonl"))]
     assert [p["id"] for p in preds] == list(range(40))
     assert sum(p["answer_in_context"] for p in preds) == int(rows["answer_in_context"])
     assert round(100 * sum(p["correct"] for p in preds) / 40, 2) == r["all"]["accuracy"]
-    for p, answer, context in zip(preds, answers, contexts):
-        assert p["predicted"] in context  # a context word, by its surface form
-        assert p["correct"] == (p["predicted"] == answer)
+    for p, inst in zip(preds, instances):
+        assert p["predicted"] in inst.context  # a context word, by its surface form
+        assert p["correct"] == (p["predicted"] == inst.answer)
 
 
 def test_signals_need_a_self_attention_layer(lambada, tmp_path):

@@ -35,6 +35,7 @@ class LambadaReaderConfig(FairseqDataclass):
     sup_lambda: float = field(default=0.3, metadata={"help": "weight λ of each attention-supervision loss"})
     max_context: int = field(default=400, metadata={"help": "keep the last N context tokens"})
     seed: int = II("common.seed")
+    train_subset: str = II("dataset.train_subset")
 
 
 @register_task("lambada_reader", dataclass=LambadaReaderConfig)
@@ -62,12 +63,13 @@ class LambadaReaderTask(FairseqTask):
         return self.dictionary
 
     def load_dataset(self, split, combine=False, epoch=1, **kwargs):
-        # supervision is loaded wherever its side files exist (the training split may be any --train-subset);
-        # the criterion names a signal that training needs but the split lacks
-        have = tuple(s for s in self.signals if os.path.exists(prefix(self.cfg.data, split, f"sup.{s}") + ".idx"))
-        train = split == "train" or bool(have)
+        # only the training subset carries supervision (the criterion uses it in training alone) and is
+        # shuffled; a signal whose side files it lacks is named by the criterion
+        train = split == self.cfg.train_subset
+        have = tuple(s for s in self.signals
+                     if train and os.path.exists(prefix(self.cfg.data, split, f"sup.{s}") + ".idx"))
         self.datasets[split] = ReaderDataset(self.cfg.data, split, self.dictionary, have, self.cfg.max_context,
-                                        self.cfg.seed, shuffle=train)
+                                             self.cfg.seed, shuffle=train)
         logger.info("%s: %d instances, supervision %s", split, len(self.datasets[split]), ",".join(have) or "none")
         return self.datasets[split]
 
