@@ -89,8 +89,14 @@ align_stage() {
 
 # binarize_stage: fairseq-preprocess (joined dictionary) and the heads side files, into $OUT/bin at once
 binarize_stage() {
-  local split prefs=()
-  for split in "${SPLITS[@]}"; do prefs+=("--${split}pref" "$OUT/bpe/$split"); done
+  local split prefs=() tests=()
+  for split in "${SPLITS[@]}"; do
+    case $split in
+      test*) tests+=("$OUT/bpe/$split") ;;  # test, test1, test2, ...: fairseq-preprocess numbers them in order
+      *) prefs+=("--${split}pref" "$OUT/bpe/$split") ;;
+    esac
+  done
+  [ ${#tests[@]} -eq 0 ] || prefs+=(--testpref "$(IFS=,; echo "${tests[*]}")")
   rm -rf "$OUT/bin.tmp"
   fairseq-preprocess --source-lang $SRC --target-lang $TGT "${prefs[@]}" --destdir "$OUT/bin.tmp" \
     --joined-dictionary --workers "$WORKERS" 2>&1 | grep -v tensorboardX >&2

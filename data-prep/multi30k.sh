@@ -5,6 +5,9 @@
 #                              [--bpe-merges N] [--workers N] [--max-train N] [--max-eval N]
 #
 # Without --local-dir (or $MULTI30K_DIR) the raw files are downloaded from github.com/multi30k/dataset.
+# Every upstream test set that can be had (from --local-dir, else downloaded) becomes a binarized split against
+# the training BPE and dictionary: test_2016_flickr -> test, then test1, test2, ... in the order of TEST_SETS
+# below; $OUT/bin/testsets.tsv names them (split, upstream name, sentences). test_2016_flickr is required.
 # Stages: raw -> Moses normalize-punctuation, remove-non-printing-char, tokenize -a (sacremoses) -> parse English (CoNLL-U) -> joint BPE (subword-nmt)
 # -> align heads to subwords -> fairseq-preprocess (joined dictionary) -> binarize heads.
 # Running it again skips finished stages; see data-prep/common.sh.
@@ -36,39 +39,63 @@ done
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SRC=en; TGT=de
-SPLITS=(train valid test)
 TEXT_DIR=tok
 mkdir -p "$OUT"/{raw,tok,parse,bpe}
-declare -A UPSTREAM=([train]=train [valid]=val [test]=test_2016_flickr)
+TEST_SETS=(test_2016_flickr test_2017_flickr test_2018_flickr test_2017_mscoco)
+INDEX=$OUT/raw/testsets.tsv
+
+# get NAME LANG: $OUT/raw/NAME.LANG.gz.tmp from --local-dir or the web; fails (status 1) if it is not there
+get() {
+  local name=$1 lang=$2
+  if [ -n "$LOCAL_DIR" ]; then
+    [ -f "$LOCAL_DIR/$name.$lang.gz" ] || return 1
+    cat "$LOCAL_DIR/$name.$lang.gz" > "$OUT/raw/$name.$lang.gz.tmp"
+  else
+    log "download $URL/$name.$lang.gz"
+    curl -fsSL --retry 3 -o "$OUT/raw/$name.$lang.gz.tmp" "$URL/$name.$lang.gz" || { rm -f "$OUT/raw/$name.$lang.gz.tmp"; return 1; }
+  fi
+}
+
+# unpack NAME SPLIT LIMIT: both sides of NAME into $OUT/raw/SPLIT.{src,tgt}
+unpack() {
+  local name=$1 split=$2 limit=$3 lang
+  for lang in $SRC $TGT; do
+    if [ "$limit" -gt 0 ]; then
+      atomic "$OUT/raw/$split.$lang" bash -c "gzip -dc '$OUT/raw/$name.$lang.gz.tmp' | head -n $limit"
+    else
+      atomic "$OUT/raw/$split.$lang" gzip -dc "$OUT/raw/$name.$lang.gz.tmp"
+    fi
+    rm -f "$OUT/raw/$name.$lang.gz.tmp"
+  done
+  same_lines "$OUT/raw/$split.$SRC" "$OUT/raw/$split.$TGT"
+}
 
 fetch() {
-  local split lang name src limit
-  for split in train valid test; do
-    name=${UPSTREAM[$split]}
-    limit=$MAX_EVAL; [ "$split" = train ] && limit=$MAX_TRAIN
-    for lang in $SRC $TGT; do
-      if [ -n "$LOCAL_DIR" ]; then
-        src="$LOCAL_DIR/$name.$lang.gz"
-        [ -f "$src" ] || die "$src: not found in --local-dir $LOCAL_DIR"
-        cat "$src" > "$OUT/raw/$name.$lang.gz.tmp"
-      else
-        log "download $URL/$name.$lang.gz"
-        curl -fsSL --retry 3 -o "$OUT/raw/$name.$lang.gz.tmp" "$URL/$name.$lang.gz"
-      fi
-      if [ "$limit" -gt 0 ]; then
-        atomic "$OUT/raw/$split.$lang" bash -c "gzip -dc '$OUT/raw/$name.$lang.gz.tmp' | head -n $limit"
-      else
-        atomic "$OUT/raw/$split.$lang" gzip -dc "$OUT/raw/$name.$lang.gz.tmp"
-      fi
-      rm -f "$OUT/raw/$name.$lang.gz.tmp"
-    done
-    same_lines "$OUT/raw/$split.$SRC" "$OUT/raw/$split.$TGT"
+  local name split k=0
+  for name in train val; do
+    get "$name" $SRC && get "$name" $TGT || die "$name.{$SRC,$TGT}.gz: not found${LOCAL_DIR:+ in --local-dir $LOCAL_DIR}"
   done
+  unpack train train "$MAX_TRAIN"
+  unpack val valid "$MAX_EVAL"
+  : > "$INDEX.tmp"
+  for name in "${TEST_SETS[@]}"; do
+    if get "$name" $SRC && get "$name" $TGT; then
+      split=test; [ $k -gt 0 ] && split=test$k
+      unpack "$name" "$split" "$MAX_EVAL"
+      printf '%s\t%s\t%s\n' "$split" "$name" "$(wc -l < "$OUT/raw/$split.$SRC")" >> "$INDEX.tmp"
+      k=$((k + 1))
+    else
+      rm -f "$OUT/raw/$name".*.gz.tmp
+      [ $k -gt 0 ] || die "$name.{$SRC,$TGT}.gz: not found${LOCAL_DIR:+ in --local-dir $LOCAL_DIR} (it is the main test set)"
+      log "no $name${LOCAL_DIR:+ in $LOCAL_DIR}: skipped"
+    fi
+  done
+  mv -f "$INDEX.tmp" "$INDEX"
 }
 
 tokenize() {
   local split lang
-  for split in train valid test; do
+  for split in "${SPLITS[@]}"; do
     for lang in $SRC $TGT; do
       fairseq-syntax-text tokenize "$OUT/raw/$split.$lang" -o "$OUT/tok/$split.$lang" -l $lang --workers "$WORKERS"
     done
@@ -78,9 +105,12 @@ tokenize() {
 }
 
 stage fetch fetch
+# shellcheck disable=SC2207
+SPLITS=(train valid $(cut -f1 "$INDEX"))
 stage tokenize tokenize
 stage parse parse_stage "$PARSER"
 stage bpe bpe_stage "$MERGES"
 stage align align_stage
 stage binarize binarize_stage
+[ -f "$OUT/bin/testsets.tsv" ] || { cp "$INDEX" "$OUT/bin/testsets.tsv.tmp" && mv "$OUT/bin/testsets.tsv.tmp" "$OUT/bin/testsets.tsv"; }
 log "ready: $OUT/bin (train $(wc -l < "$OUT/bpe/train.$SRC") pairs; heads in *.$SRC.heads.{bin,idx})"

@@ -1,32 +1,41 @@
 #!/usr/bin/env bash
-# Quality run: the vanilla transformer against transformer_sgnet on Multi30k EN->DE, same small sizes,
-# same updates, same seeds; best checkpoint by validation BLEU; test_2016_flickr scored with sacreBLEU
-# (BLEU and chrF, signatures printed) and a paired bootstrap test (sacrebleu --paired-bs).
+# Converged comparison on Multi30k EN->DE: the vanilla transformer, SG-Net, and SG-Net's controls, several seeds,
+# each trained until validation loss stops improving, the best checkpoint scored on every prepared test set.
 #
-#   bash scripts/reproduce_multi30k.sh [--updates N] [--seed S] [--out DIR] [--extra "FLAGS for sgnet"]
-#                                      [--parallel] [--name NAME]
+#   bash scripts/reproduce_multi30k.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--max-update N]
+#                                      [--out DIR] [--no-summary]
 #
-# --updates 1500 is about an hour per model on 2 cores. --parallel trains the two systems side by side,
-# one thread each, so both see the same machine load (fairer, and no slower in total on 2 cores).
-# --name tags the sgnet run (default "sgnet") so variants (--extra "--sgnet-learn-alpha") sit side by side. Logs, hypotheses and scores go to
-# results/multi30k/ (or --out). Re-running resumes training and skips finished evaluations.
+# Systems (same small sizes, recipe and batches; only what the name says differs):
+#   vanilla              transformer_small_vanilla (3+3 layers)
+#   sgnet                transformer_sgnet_small (vanilla + one SDOI layer and dual aggregation)
+#   sgnet_random_trees   sgnet, every source parse replaced by a random tree over the same words (seed 1)
+#   vanilla_plus1        vanilla with a 4th encoder layer: the parameter-matched baseline
+#   sgnet_learn_alpha    sgnet --sgnet-learn-alpha
+#   sgnet_first_head     sgnet --sgnet-subword-mode first_head
+# The default runs: vanilla and sgnet seeds 1-3, then each control seeds 1-2 (RUNS below).
+# Validation every epoch; training stops after --patience (default 5) epochs without a lower validation loss, or
+# at --max-update (default 8000); the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
+# checkpoint_last.pt. --jobs runs that many trainings side by side, one thread each (default 2).
+# Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
+# writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired bootstrap per seed).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-UPDATES=1500
-SEED=1
+RUNS="vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1
+      sgnet_random_trees:2 vanilla_plus1:2 sgnet_learn_alpha:1 sgnet_learn_alpha:2 sgnet_first_head:1 sgnet_first_head:2"
+JOBS=2
+PATIENCE=5
+MAX_UPDATE=8000
 RES=$ROOT/results/multi30k
-SG_EXTRA=""
-PARALLEL=0
-SG_NAME=sgnet
+SUMMARY=1
 while [ $# -gt 0 ]; do
   case $1 in
-    --updates) UPDATES=$2; shift 2 ;;
-    --seed) SEED=$2; shift 2 ;;
+    --runs) RUNS=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    --patience) PATIENCE=$2; shift 2 ;;
+    --max-update) MAX_UPDATE=$2; shift 2 ;;
     --out) RES=$2; shift 2 ;;
-    --extra) SG_EXTRA=$2; shift 2 ;;
-    --parallel) PARALLEL=1; shift ;;
-    --name) SG_NAME=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --no-summary) SUMMARY=0; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -36,51 +45,98 @@ if [ -z "$MULTI30K_DIR" ] && [ -f "$ROOT/../shared/data/multi30k/train.en.gz" ];
   MULTI30K_DIR=$ROOT/../shared/data/multi30k
 fi
 LOCAL=(); [ -n "$MULTI30K_DIR" ] && LOCAL=(--local-dir "$MULTI30K_DIR")
-DATA=$ROOT/work/multi30k
+DATA=${MULTI30K_DATA:-$ROOT/work/multi30k}
+CKPTS=${MULTI30K_CHECKPOINTS:-$ROOT/work/checkpoints}
 U=$(fairseq-syntax-user-dir)
-GEN=$ROOT/work/results_multi30k  # fairseq-generate's full output repeats the corpus (S-, T- lines): kept out of git
-mkdir -p "$RES" "$GEN"
+mkdir -p "$RES/hyp" "$RES/logs"
 bash "$ROOT/data-prep/multi30k.sh" "${LOCAL[@]}" --out "$DATA" --parser spacy --workers 2
+TESTS=$(cut -f1 "$DATA/bin/testsets.tsv" | tr '\n' ' ')
+
+# the random-tree control's side files, beside the real heads (same words, same subwords, seed 1)
+if [ ! -f "$DATA/bin/test.en-de.en.randheads.idx" ]; then
+  splits=(train valid $TESTS); heads=()
+  for s in "${splits[@]}"; do heads+=("$DATA/bpe/$s.en.heads"); done
+  fairseq-syntax-binarize-heads --heads "${heads[@]}" --split "${splits[@]}" --destdir "$DATA/bin" -s en -t de \
+    --suffix randheads --random-trees 1
+fi
+
+system_flags() {  # system_flags NAME: --task and --arch and what else the system differs in
+  case $1 in
+    vanilla) echo "--task translation --arch transformer_small_vanilla" ;;
+    vanilla_plus1) echo "--task translation --arch transformer_small_vanilla --encoder-layers 4" ;;
+    sgnet) echo "--task syntax_guided_translation --arch transformer_sgnet_small" ;;
+    sgnet_random_trees) echo "--task syntax_guided_translation --arch transformer_sgnet_small --heads-suffix randheads" ;;
+    sgnet_learn_alpha) echo "--task syntax_guided_translation --arch transformer_sgnet_small --sgnet-learn-alpha" ;;
+    sgnet_first_head) echo "--task syntax_guided_translation --arch transformer_sgnet_small --sgnet-subword-mode first_head" ;;
+    *) echo "unknown system $1" >&2; return 1 ;;
+  esac
+}
+
+task_flags() {  # the --task and --heads-suffix of a system's flags: what fairseq-generate needs besides the model
+  local out=() prev=""
+  for f in $1; do
+    case $prev in --task|--heads-suffix) out+=("$prev" "$f") ;; esac
+    prev=$f
+  done
+  echo "${out[@]}"
+}
 
 COMMON=(-s en -t de --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr 1e-3
   --lr-scheduler inverse_sqrt --warmup-updates 400 --criterion label_smoothed_cross_entropy
-  --label-smoothing 0.1 --max-tokens 4096 --max-update "$UPDATES" --seed "$SEED"
-  --required-batch-size-multiple 1 --eval-bleu --eval-bleu-args '{"beam": 5, "max_len_a": 1.2, "max_len_b": 10}'
-  --eval-bleu-detok moses --eval-bleu-detok-args '{"moses_no_escape": true}' --eval-bleu-remove-bpe
-  --best-checkpoint-metric bleu --maximize-best-checkpoint-metric --no-epoch-checkpoints
-  --log-format simple --log-interval 50)
+  --label-smoothing 0.1 --max-tokens 4096 --required-batch-size-multiple 1
+  --max-update "$MAX_UPDATE" --best-checkpoint-metric loss
+  --no-epoch-checkpoints --log-format simple --log-interval 50)
 
-run_system() {  # run_system NAME TASK ARCH [extra flags]
-  local name=$1 task=$2 arch=$3; shift 3
-  local ck=$ROOT/work/checkpoints/multi30k_${name}_seed$SEED
-  echo "[reproduce] training $name ($arch, $UPDATES updates, seed $SEED)" >&2
-  fairseq-train "$DATA/bin" --user-dir "$U" --task "$task" --arch "$arch" "${COMMON[@]}" "$@" \
-    --save-dir "$ck" 2>&1 | tee -a "$RES/train_${name}_seed$SEED.log" \
-    | grep --line-buffered -E "valid on|done training|Error" | sed -u "s/^/[$name] /" >&2
-  echo "[reproduce] generating test_2016_flickr with $name" >&2
-  fairseq-generate "$DATA/bin" --user-dir "$U" --task "$task" -s en -t de --gen-subset test \
-    --path "$ck/checkpoint_best.pt" --beam 5 --batch-size 128 --required-batch-size-multiple 1 \
-    --remove-bpe --tokenizer moses --moses-no-escape --scoring sacrebleu \
-    > "$GEN/generate_${name}_seed$SEED.txt" 2> "$RES/generate_${name}_seed$SEED.log"
-  grep '^D-' "$GEN/generate_${name}_seed$SEED.txt" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 \
-    > "$RES/hyp_${name}_seed$SEED.de"
-  [ "$(wc -l < "$RES/hyp_${name}_seed$SEED.de")" = 1000 ] || { echo "expected 1000 hypotheses" >&2; exit 1; }
+run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then generate every test set
+  local sys=$1 seed=$2 flags ck log split hyp epoch
+  flags=$(system_flags "$sys")
+  ck=$CKPTS/multi30k_${sys}_seed$seed
+  log=$ck/train.log
+  mkdir -p "$ck"
+  # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
+  # uninterrupted one would (fairseq's own --patience restarts its count on resume)
+  while [ ! -f "$ck/done" ]; do
+    epoch=$(python "$ROOT/scripts/summarize_multi30k.py" --next-epoch "$log" --patience "$PATIENCE" --max-update "$MAX_UPDATE")
+    if [ "$epoch" = stop ]; then
+      touch "$ck/done"
+      echo "[reproduce] $sys seed $seed: stopped after epoch $(grep -c "valid on 'valid'" "$log" || true) validations" >&2
+      break
+    fi
+    [ "$epoch" -gt 1 ] || echo "[reproduce] training $sys seed $seed" >&2
+    # shellcheck disable=SC2086
+    fairseq-train "$DATA/bin" --user-dir "$U" $flags "${COMMON[@]}" --seed "$seed" --save-dir "$ck" \
+      --max-epoch "$epoch" >> "$log" 2>&1 || { echo "[reproduce] $sys seed $seed failed or was stopped; see $log" >&2; return 1; }
+  done
+  gzip -c "$log" > "$RES/logs/${sys}_seed$seed.train.log.gz.tmp" && mv -f "$RES/logs/${sys}_seed$seed.train.log.gz"{.tmp,}
+  for split in $TESTS; do
+    hyp=$RES/hyp/${sys}_seed$seed.$split.de.gz
+    [ -f "$hyp" ] && [ "$hyp" -nt "$ck/checkpoint_best.pt" ] && continue
+    # shellcheck disable=SC2086
+    fairseq-generate "$DATA/bin" --user-dir "$U" $(task_flags "$flags") -s en -t de --gen-subset "$split" \
+      --path "$ck/checkpoint_best.pt" --beam 5 --batch-size 128 --required-batch-size-multiple 1 \
+      --remove-bpe --tokenizer moses --moses-no-escape > "$ck/generate.$split.txt" 2> "$ck/generate.$split.log" \
+      || { tail -5 "$ck/generate.$split.log" >&2; return 1; }
+    grep '^D-' "$ck/generate.$split.txt" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 | gzip -c > "$hyp.tmp"
+    [ "$(gzip -dc "$hyp.tmp" | wc -l)" = "$(wc -l < "$DATA/raw/$split.de")" ] \
+      || { rm -f "$hyp.tmp"; echo "[reproduce] $sys seed $seed $split: hypotheses missing" >&2; return 1; }
+    mv -f "$hyp.tmp" "$hyp"
+  done
+  echo "[reproduce] $sys seed $seed scored on: $TESTS" >&2
 }
 
-if [ "$PARALLEL" = 1 ]; then
-  export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-  run_system transformer translation transformer_small_vanilla & base_pid=$!
-  # shellcheck disable=SC2086
-  run_system "$SG_NAME" syntax_guided_translation transformer_sgnet_small $SG_EXTRA & sg_pid=$!
-  wait $base_pid || { echo "[reproduce] baseline failed" >&2; exit 1; }
-  wait $sg_pid || { echo "[reproduce] $SG_NAME failed" >&2; exit 1; }
-else
-  run_system transformer translation transformer_small_vanilla
-  # shellcheck disable=SC2086
-  run_system "$SG_NAME" syntax_guided_translation transformer_sgnet_small $SG_EXTRA
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+failed=0
+running=0
+for run in $RUNS; do
+  sys=${run%%:*} seed=${run##*:}
+  system_flags "$sys" > /dev/null
+  run_one "$sys" "$seed" &
+  running=$((running + 1))
+  if [ "$running" -ge "$JOBS" ]; then wait -n || failed=1; running=$((running - 1)); fi
+done
+while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+[ "$failed" = 0 ] || { echo "[reproduce] some runs failed or were stopped; run again to resume" >&2; exit 1; }
+if [ "$SUMMARY" = 1 ]; then
+  python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
+    --max-update "$MAX_UPDATE"
 fi
-
-REF=$DATA/raw/test.de  # the raw references, as data-prep copied them (corpus text stays out of results/)
-echo "[reproduce] sacreBLEU with paired bootstrap resampling (baseline first)" >&2
-sacrebleu "$REF" -i "$RES/hyp_transformer_seed$SEED.de" "$RES/hyp_${SG_NAME}_seed$SEED.de" -m bleu chrf \
-  --paired-bs --paired-bs-n 1000 -f text | tee "$RES/scores_${SG_NAME}_seed$SEED.txt"  # (-f json fails on numpy 2 floats)

@@ -4,8 +4,11 @@ import pytest
 import torch
 from fairseq.data import Dictionary, LanguagePairDataset
 
-from fairseq_syntax.data.syntax_dataset import SyntaxLanguagePairDataset, fit_codes, keep_last_batch
+from fairseq_syntax.data.packed import PackedRows, open_indexed
+from fairseq_syntax.data.heads_io import IndexedWriter
+from fairseq_syntax.data.syntax_dataset import SyntaxLanguagePairDataset, keep_last_batch
 from fairseq_syntax.syntax import align_heads_to_subwords, sdoi_mask
+from fairseq_syntax.syntax.batch_codes import collate_codes, pad_rows
 
 from .test_trees import NONPROJ_HEADS, PAPER_HEADS
 
@@ -49,15 +52,88 @@ def test_mismatched_lengths_are_errors():
     ds, heads, _ = build()
     with pytest.raises(ValueError, match="heads"):
         SyntaxLanguagePairDataset(ds.dataset, heads[:2], "heads")
-    with pytest.raises(ValueError, match="sentence 3 has 2 head codes for 5 source tokens"):
-        fit_codes(heads[2], 5, 2, "x.heads")
+    short = SyntaxLanguagePairDataset(ds.dataset, heads[:2] + [heads[2][:1]], "x.heads")
+    with pytest.raises(ValueError, match="x.heads: sentence 3 has 1 head codes for 2 source tokens"):
+        short.collater([short[i] for i in range(3)])
+
+
+def test_codes_out_of_range_name_the_file_and_sentence():
+    ds, heads, _ = build()
+    bad = [h.clone() for h in heads]
+    bad[1][3] = 40  # a head past the sentence's end: what random bytes in a .bin look like
+    corrupt = SyntaxLanguagePairDataset(ds.dataset, bad, "valid.en-de.en.heads")
+    with pytest.raises(ValueError, match=r"valid.en-de.en.heads: sentence 2: head code 40 outside 1..11"):
+        corrupt.collater([corrupt[i] for i in range(3)])
 
 
 def test_truncated_source_keeps_a_valid_tree():
-    codes = torch.tensor(align_heads_to_subwords(PAPER_HEADS, "The increase reflects lower credit losses".split()))
-    cut = fit_codes(codes, 4, 0, "x")
-    # "lower" (4) had its head "losses" (6) cut off: it becomes a root
-    assert cut.tolist() == [2, 3, 3, 4]
+    codes = align_heads_to_subwords(PAPER_HEADS, "The increase reflects lower credit losses".split())
+    cut = collate_codes(np.array(codes), np.array([6]), np.array([4]), np.array([1]), 6)
+    # "lower" (4) had its head "losses" (6) cut off: it becomes a root; BOS at column 0, EOS and padding 0
+    assert cut.tolist() == [[0, 3, 4, 4, 5, 0]]
+
+
+@pytest.mark.parametrize("left_pad", [True, False])
+def test_truncate_source_through_fairseq(left_pad):
+    """--truncate-source cuts the source before its EOS: the codes keep their first tokens, as a tree."""
+    from fairseq.data import AppendTokenDataset, ListDataset, StripTokenDataset, TruncateDataset
+
+    _, heads, d = build()
+    src = [d.encode_line(s, add_if_not_exist=False) for s, _ in SENTS]
+    src = ListDataset(src, np.array([len(x) for x in src]))
+    cut = AppendTokenDataset(TruncateDataset(StripTokenDataset(src, d.eos()), 5), d.eos())
+    base = LanguagePairDataset(cut, cut.sizes, d, tgt=src, tgt_sizes=[len(x) for x in src], tgt_dict=d,
+                               left_pad_source=left_pad, shuffle=False)
+    ds = SyntaxLanguagePairDataset(base, heads)
+    batch = ds.collater([ds[i] for i in range(3)])
+    toks, codes = batch["net_input"]["src_tokens"], batch["net_input"]["src_heads"]
+    assert torch.equal(codes.eq(0), toks.eq(d.pad()) | toks.eq(d.eos()))
+    for row, idx in enumerate(batch["id"].tolist()):
+        cols = codes[row].ne(0).nonzero().flatten()
+        n = len(cols)
+        assert n == min(5, len(heads[idx]))
+        kept = [c if abs(c) <= n else k + 1 for k, c in enumerate(heads[idx][:n].tolist())]
+        start = int(cols[0])
+        assert codes[row, cols].tolist() == [c + start * (1 if c > 0 else -1) for c in kept]
+
+
+def test_packed_rows_read_mmap_files_and_concatenations(tmp_path):
+    """Rows gathered from .bin/.idx (one file, or two with upsampling) equal the rows fairseq reads."""
+    from fairseq.data import ConcatDataset
+
+    rng = np.random.default_rng(0)
+    parts = []
+    for k, n in enumerate((7, 4)):
+        w = IndexedWriter(str(tmp_path / f"p{k}"), np.int16)
+        rows = [rng.integers(-30, 30, size=rng.integers(1, 9)) for _ in range(n)]
+        for r in rows:
+            w.add(r)
+        w.close()
+        parts.append(open_indexed(str(tmp_path / f"p{k}")))
+    both = ConcatDataset(parts, [1, 2])
+    for ds in (parts[0], both):
+        packed = PackedRows(ds, "x")
+        ids = rng.permutation(len(ds))
+        flat, n = packed.gather(ids)
+        assert n.tolist() == [len(ds[i]) for i in ids]
+        assert flat.tolist() == [v for i in ids for v in ds[i].tolist()]
+    assert len(PackedRows(both, "x")) == 7 + 2 * 4
+    assert pad_rows(np.array([1, 2, 3]), np.array([2, 1]), 3, 0, left_pad=True).tolist() == [[0, 1, 2], [0, 0, 3]]
+
+
+def test_truncated_or_padded_bin_is_named_when_it_loads(tmp_path):
+    w = IndexedWriter(str(tmp_path / "h"), np.int16)
+    for r in ([1, 1, 2], [1]):
+        w.add(r)
+    w.close()
+    binfile = tmp_path / "h.bin"
+    data = binfile.read_bytes()
+    binfile.write_bytes(data[:-2])
+    with pytest.raises(ValueError, match=r"h.bin: 6 bytes, but its .idx describes 8 \(2 items\)"):
+        open_indexed(str(tmp_path / "h"))
+    binfile.write_bytes(data + b"\0\0")
+    with pytest.raises(ValueError, match="h.bin: 10 bytes"):
+        open_indexed(str(tmp_path / "h"))
 
 
 def test_last_batch_is_kept():

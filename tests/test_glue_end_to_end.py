@@ -83,8 +83,12 @@ def test_pair_codes_line_up_with_berts_pair_layout():
     """<s> a </s> b </s> (BERT's [CLS] a [SEP] b [SEP]): the second sentence's codes move past the first."""
     a = _Heads([torch.tensor([2, 2, -2])])  # 3 pieces: w1 -> w2 (root), w2 continued
     b = _Heads([torch.tensor([1, 1])])  # 2 pieces: root, then a child of it
-    codes = AssembledCodesDataset(a, b, lead=1, separator=0)[0]
+    codes = AssembledCodesDataset(a, b, lead=1, separator=0).collater([0])[0]
     assert codes.tolist() == [0, 3, 3, -3, 0, 6, 6, 0]
-    assert codes.numel() == codes.new_tensor(AssembledCodesDataset(a, b).sizes)[0]
-    cut = AssembledCodesDataset(a, b, lead=1, max_positions=6)[0]
+    assert codes.numel() == AssembledCodesDataset(a, b).sizes[0]
+    sep = AssembledCodesDataset(a, b, lead=1, separator=1).collater([0])[0]
+    assert sep.tolist() == [0, 3, 3, -3, 0, 0, 7, 7, 0]  # </s> </s> between the sentences, as RoBERTa pairs
+    cut = AssembledCodesDataset(a, b, lead=1, max_positions=6).collater([0])[0]
     assert cut.tolist() == [0, 3, 3, -3, 0, 6]  # the cut keeps a valid tree
+    cut = AssembledCodesDataset(a, b, lead=1, max_positions=2).collater([0])[0]
+    assert cut.tolist() == [0, 2]  # the first word's head (column 2) is cut off: it becomes a root

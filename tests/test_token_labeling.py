@@ -33,11 +33,21 @@ def test_word_labels_sit_on_first_subwords():
     heads = _Rows([torch.tensor([3, -1, 3, 3, -4, -4])])  # words start at pieces 1, 3, 4; "visited" is the root
     codes = AssembledCodesDataset(heads, None, lead=1)
     labels = _Rows([torch.tensor([5, 4, 6, 2])])  # three word tags (dictionary ids) + EOS (2)
-    target = WordStartLabelsDataset(codes, labels, eos=2, offset=4)[0]
+    target = WordStartLabelsDataset(codes, labels, eos=2, offset=4).collater([0])[0]
     assert target.tolist() == [IGNORE, 1, IGNORE, 0, 2, IGNORE, IGNORE, IGNORE]
     bad = _Rows([torch.tensor([5, 4, 2])])
     with pytest.raises(ValueError, match="sentence 1 has 2 labels for 3 words"):
-        WordStartLabelsDataset(codes, bad, eos=2, offset=4)[0]
+        WordStartLabelsDataset(codes, bad, eos=2, offset=4).collater([0])
+
+
+def test_a_batch_of_labels_is_padded_with_ignore():
+    heads = _Rows([torch.tensor([1]), torch.tensor([3, -1, 3, 3, -4, -4])])
+    labels = _Rows([torch.tensor([7, 2]), torch.tensor([5, 4, 6, 2])])
+    codes = AssembledCodesDataset(heads, None, lead=1)
+    batch = WordStartLabelsDataset(codes, labels, eos=2, offset=4).collater([1, 0])
+    assert batch.tolist() == [[IGNORE, 1, IGNORE, 0, 2, IGNORE, IGNORE, IGNORE],
+                              [IGNORE, 3, IGNORE, IGNORE, IGNORE, IGNORE, IGNORE, IGNORE]]
+    assert codes.collater([1, 0]).tolist() == [[0, 4, -2, 4, 4, -5, -5, 0], [0, 2, 0, 0, 0, 0, 0, 0]]
 
 
 def test_conll2003_prepare_fine_tune_and_evaluate(tmp_path, minilm_converted):

@@ -3,7 +3,8 @@
 Writes ``{destdir}/{split}.{src}-{tgt}.{src}.heads.{bin,idx}`` and checks every
 sentence's length against ``{split}.{src}-{tgt}.{src}.bin`` written by fairseq-preprocess.
 With ``--text-prefixes P...`` (classification layouts such as ``bin/input0/train``) the heads
-go to ``P.heads.{bin,idx}`` beside each ``P.bin``.
+go to ``P.heads.{bin,idx}`` beside each ``P.bin``. ``--random-trees SEED --suffix randheads`` writes the
+random-tree control beside the real heads (train with ``--heads-suffix randheads``).
 """
 from __future__ import annotations
 
@@ -22,21 +23,25 @@ def main(argv=None) -> int:
     p.add_argument("-t", "--target-lang")
     p.add_argument("--text-prefixes", nargs="+", metavar="P",
                    help="instead of --destdir/--split/-s/-t: the binarized text of each --heads file (P.bin)")
+    p.add_argument("--suffix", default="heads", help="write {prefix}.<suffix>.bin/.idx (default: heads)")
+    p.add_argument("--random-trees", type=int, metavar="SEED",
+                   help="control: replace every tree by a random tree over the same words (seeded); "
+                        "write it under another --suffix, e.g. randheads")
     args = p.parse_args(argv)
     if args.text_prefixes:
         if len(args.heads) != len(args.text_prefixes):
             p.error(f"{len(args.heads)} --heads files for {len(args.text_prefixes)} --text-prefixes")
-        jobs = [(h, t, f"{t}.heads") for h, t in zip(args.heads, args.text_prefixes)]
+        jobs = [(h, t, f"{t}.{args.suffix}") for h, t in zip(args.heads, args.text_prefixes)]
     else:
         if not (args.destdir and args.split and args.source_lang and args.target_lang):
             p.error("give --destdir, --split, -s and -t (or --text-prefixes)")
         if len(args.heads) != len(args.split):
             p.error(f"{len(args.heads)} --heads files for {len(args.split)} --split names")
         jobs = [(h, text_prefix(args.destdir, s, args.source_lang, args.target_lang),
-                 heads_prefix(args.destdir, s, args.source_lang, args.target_lang)) for h, s in zip(args.heads, args.split)]
+                 heads_prefix(args.destdir, s, args.source_lang, args.target_lang, args.suffix)) for h, s in zip(args.heads, args.split)]
     for heads, src, out in jobs:
         try:
-            n = binarize_heads(heads, src, out)
+            n = binarize_heads(heads, src, out, args.random_trees)
         except (ValueError, OSError) as e:
             print(f"fairseq-syntax-binarize-heads: error: {e}", file=sys.stderr)
             return 1

@@ -7,6 +7,7 @@ import numpy as np
 from fairseq.data import indexed_dataset
 
 from ..syntax.alignment import check_subword_heads
+from .packed import open_indexed
 
 HEADS_SUFFIX = "heads"
 
@@ -26,7 +27,7 @@ def load_heads(prefix: str):
             f"{prefix}.bin/.idx: missing syntax side file; write it with fairseq-syntax-binarize-heads "
             "(see data-prep/multi30k.sh)"
         )
-    return indexed_dataset.MMapIndexedDataset(prefix)
+    return open_indexed(prefix)
 
 
 def check_sizes(heads_sizes, src_sizes, heads_name: str, src_name: str, eos: int = 1) -> None:
@@ -64,8 +65,17 @@ class IndexedWriter:
             os.replace(f(self.tmp), f(self.prefix))
 
 
-def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str) -> int:
-    """Write ``heads_text`` (codes, one line per sentence) as an indexed dataset, checked against ``src_prefix``."""
+def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_trees: "int | None" = None) -> int:
+    """Write ``heads_text`` (codes, one line per sentence) as an indexed dataset, checked against ``src_prefix``.
+
+    ``random_trees`` (a seed) replaces every sentence's tree by a random one over the same words: the
+    control run of SG-Net (see :mod:`fairseq_syntax.syntax.random_trees`).
+    """
+    rng = None
+    if random_trees is not None:
+        from ..syntax.random_trees import randomize_subword_heads
+
+        rng = np.random.default_rng(random_trees)
     src = indexed_dataset.MMapIndexedDataset(src_prefix) if indexed_dataset.MMapIndexedDataset.exists(src_prefix) \
         else None
     if src is None:
@@ -78,6 +88,8 @@ def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str) -> int:
             except ValueError:
                 raise ValueError(f"{heads_text}:{n}: not a line of integers") from None
             check_subword_heads(codes, f"{heads_text}:{n}")
+            if rng is not None:
+                codes = randomize_subword_heads(codes, rng, f"{heads_text}:{n}")
             rows.append(codes)
     check_sizes([len(r) for r in rows], np.array(src.sizes), heads_text, src_prefix + ".bin")
     longest = max((len(r) for r in rows), default=0)

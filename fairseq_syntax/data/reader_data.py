@@ -19,7 +19,9 @@ import torch
 from fairseq.data import Dictionary, FairseqDataset, data_utils, indexed_dataset
 
 from ..reading.supervision import SIGNALS
+from ..syntax.batch_codes import pad_rows, ragged_index
 from .heads_io import IndexedWriter
+from .packed import PackedRows, open_indexed
 from .syntax_dataset import keep_last_batch
 
 PARTS = ("context", "query", "ctypes", "answer", "sent")
@@ -83,7 +85,7 @@ def write_split(data_dir: str, split: str, annotated, dictionary: Dictionary, si
 def _load(pfx: str):
     if not indexed_dataset.MMapIndexedDataset.exists(pfx):
         raise FileNotFoundError(f"{pfx}.bin/.idx: missing; prepare the data with data-prep/lambada.sh")
-    return indexed_dataset.MMapIndexedDataset(pfx)
+    return open_indexed(pfx)
 
 
 class ReaderDataset(FairseqDataset):
@@ -102,21 +104,14 @@ class ReaderDataset(FairseqDataset):
         self.csizes = np.minimum(np.array(self.parts["context"].sizes), max_context)
         self.qsizes = np.array(self.parts["query"].sizes)
         self.split = split
+        self.packed = {name: PackedRows(ds, prefix(data_dir, split, name))
+                       for name, ds in list(self.parts.items()) + [(f"sup.{s}", d) for s, d in self.sup.items()]}
 
     def __len__(self):
         return len(self.csizes)
 
     def __getitem__(self, i):
-        context = self.parts["context"][i].long()
-        cut = max(0, len(context) - self.max_context)  # keep the context's end, nearest the query
-        item = {"id": i, "context": context[cut:], "query": self.parts["query"][i].long(),
-                "ctypes": self.parts["ctypes"][i].long(), "answer": int(self.parts["answer"][i][0]),
-                "sent": self.parts["sent"][i].long()}
-        item["ctypes"], item["sent"] = item["ctypes"][cut:], item["sent"][cut:]
-        for s, ds in self.sup.items():
-            pairs = ds[i].long().view(-1, 2) - cut
-            item[s] = pairs[(pairs >= 0).all(-1)]
-        return item
+        return i
 
     def num_tokens(self, i):
         return int(self.csizes[i] + self.qsizes[i])
@@ -149,27 +144,38 @@ class ReaderDataset(FairseqDataset):
         return False
 
     def collater(self, samples):
+        """One batch from its instance ids, gathered from the mmaps and padded in numpy at once."""
         if not samples:
             return {}
-        b = len(samples)
-        tc = max(len(s["context"]) for s in samples)
-        tq = max(len(s["query"]) for s in samples)
-        ctx = torch.full((b, tc), self.pad, dtype=torch.long)
-        qry = torch.full((b, tq), self.pad, dtype=torch.long)
-        ctypes = torch.full((b, tc), -1, dtype=torch.long)
-        sent = torch.full((b, tc), -1, dtype=torch.long)
-        for k, s in enumerate(samples):
-            n = len(s["context"])
-            ctx[k, :n], ctypes[k, :n], sent[k, :n] = s["context"], s["ctypes"], s["sent"]
-            qry[k, :len(s["query"])] = s["query"]
-        answer = torch.tensor([s["answer"] for s in samples])
-        batch = {"id": torch.tensor([s["id"] for s in samples]), "nsentences": b,
-                 "ntokens": int(sum(len(s["context"]) + len(s["query"]) for s in samples)),
-                 "net_input": {"context": ctx, "query": qry, "sentence_ids": sent},
-                 "ctypes": ctypes, "answer": answer, "answer_mask": ctypes.eq(answer.unsqueeze(1)) & answer.ge(0).unsqueeze(1),
+        ids = np.asarray(samples, dtype=np.int64)
+        b = len(ids)
+        # the context keeps its last max_context tokens, nearest the query
+        ctx_flat, n = self.packed["context"].gather(ids)
+        cut = np.maximum(n - self.max_context, 0)
+        row, pos = ragged_index(n)
+        keep = pos >= cut[row]
+        clen = n - cut
+        tc = int(clen.max())
+
+        def context_part(name, pad):
+            flat = ctx_flat if name == "context" else self.packed[name].gather(ids)[0]
+            return torch.from_numpy(pad_rows(flat[keep], clen, tc, pad))
+
+        qry_flat, qlen = self.packed["query"].gather(ids)
+        ctypes = context_part("ctypes", -1)
+        answer = torch.from_numpy(self.packed["answer"].gather(ids)[0])
+        batch = {"id": torch.from_numpy(ids), "nsentences": b, "ntokens": int(clen.sum() + qlen.sum()),
+                 "net_input": {"context": context_part("context", self.pad),
+                               "query": torch.from_numpy(pad_rows(qry_flat, qlen, int(qlen.max()), self.pad)),
+                               "sentence_ids": context_part("sent", -1)},
+                 "ctypes": ctypes, "answer": answer,
+                 "answer_mask": ctypes.eq(answer.unsqueeze(1)) & answer.ge(0).unsqueeze(1),
                  "supervision": {}}
         for sig in self.sup:
-            idx = torch.cat([torch.full((len(s[sig]),), k, dtype=torch.long) for k, s in enumerate(samples)])
-            pairs = torch.cat([s[sig] for s in samples]).view(-1, 2)
-            batch["supervision"][sig] = (idx, pairs[:, 0], pairs[:, 1])
+            flat, m = self.packed[f"sup.{sig}"].gather(ids)
+            pairs = flat.reshape(-1, 2) - np.repeat(cut, m // 2)[:, None]
+            owner = np.repeat(np.arange(b), m // 2)
+            inside = (pairs >= 0).all(-1)
+            pairs, owner = torch.from_numpy(pairs[inside]), torch.from_numpy(owner[inside])
+            batch["supervision"][sig] = (owner, pairs[:, 0], pairs[:, 1])
         return batch

@@ -2,7 +2,8 @@
 
 fairseq's ``sentence_prediction`` builds ``<s> input0 </s> [sep] input1 </s>`` from the
 binarized inputs; this dataset builds the matching codes (specials get 0), so the masks
-in the model line up with ``src_tokens`` column for column.
+in the model line up with ``src_tokens`` column for column. Items are indices: the
+collater gathers a batch's codes from the mmap and assembles them in numpy at once.
 """
 from __future__ import annotations
 
@@ -10,22 +11,23 @@ import numpy as np
 import torch
 from fairseq.data import FairseqDataset
 
-from ..syntax.masks import shift_codes
-from .syntax_dataset import fit_codes
+from ..syntax.batch_codes import check_code_range, place_codes
+from .packed import PackedRows
 
 
 class AssembledCodesDataset(FairseqDataset):
     def __init__(self, heads0, heads1=None, lead: int = 1, separator: int = 0, max_positions: int | None = None,
                  name: str = "heads"):
-        self.heads0, self.heads1 = heads0, heads1
+        if heads1 is not None and len(heads1) != len(heads0):
+            raise ValueError(f"{name}: input0 has {len(heads0)} sentences, input1 {len(heads1)}")
+        self.heads0 = PackedRows(heads0, name)
+        self.heads1 = PackedRows(heads1, name.replace("input0", "input1")) if heads1 is not None else None
         self.lead, self.separator = lead, separator
         self.max_positions = max_positions
         self.name = name
-        if heads1 is not None and len(heads1) != len(heads0):
-            raise ValueError(f"{name}: input0 has {len(heads0)} sentences, input1 {len(heads1)}")
-        sizes = np.asarray(heads0.sizes) + lead + 1
+        sizes = self.heads0.sizes + lead + 1
         if heads1 is not None:
-            sizes = sizes + np.asarray(heads1.sizes) + separator + 1
+            sizes = sizes + self.heads1.sizes + separator + 1
         self._sizes = np.minimum(sizes, max_positions) if max_positions else sizes
 
     @property
@@ -33,7 +35,7 @@ class AssembledCodesDataset(FairseqDataset):
         return self._sizes
 
     def __len__(self):
-        return len(self.heads0)
+        return len(self._sizes)
 
     def num_tokens(self, index):
         return int(self._sizes[index])
@@ -42,17 +44,25 @@ class AssembledCodesDataset(FairseqDataset):
         return int(self._sizes[index])
 
     def __getitem__(self, index):
-        c0 = self.heads0[index].long()
-        parts = [c0.new_zeros(self.lead), shift_codes(c0, self.lead), c0.new_zeros(1)]
-        if self.heads1 is not None:
-            c1 = self.heads1[index].long()
-            offset = self.lead + c0.numel() + 1 + self.separator
-            parts += [c1.new_zeros(self.separator), shift_codes(c1, offset), c1.new_zeros(1)]
-        codes = torch.cat(parts)
-        if self.max_positions and codes.numel() > self.max_positions:
-            # as TruncateDataset cuts the tokens; heads past the cut become roots
-            codes = fit_codes(codes, self.max_positions, index, self.name)
-        return codes
+        return index
+
+    def matrix(self, ids) -> np.ndarray:
+        """[B, max size] int64 codes of the rows ``ids``, right-padded with 0 as ``RightPadDataset`` pads tokens."""
+        ids = np.asarray(ids, dtype=np.int64)
+        width = int(self._sizes[ids].max()) if len(ids) else 0
+        out = np.zeros((len(ids), width), dtype=np.int64)
+        limit = self.max_positions or np.iinfo(np.int64).max
+        first = np.full(len(ids), self.lead, dtype=np.int64)
+        for rows in (self.heads0, self.heads1):
+            if rows is None:
+                break
+            flat, n = rows.gather(ids)
+            check_code_range(flat, n, lambda k, r=rows: f"{r.name}: sentence {int(ids[k]) + 1}")
+            # a cut input (--shorten-method truncate) keeps its first codes; heads past the cut become roots
+            body = np.clip(np.minimum(n, limit - first), 0, None)
+            place_codes(out, flat, n, body, first)
+            first = first + n + 1 + self.separator
+        return out
 
     def collater(self, samples):
-        raise NotImplementedError("collated by RightPadDataset")
+        return torch.from_numpy(self.matrix(samples))

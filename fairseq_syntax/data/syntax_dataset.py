@@ -5,30 +5,16 @@ import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset
 
-from ..syntax.masks import shift_codes
-
-
-def fit_codes(codes: torch.Tensor, body: int, index: int, name: str) -> torch.Tensor:
-    """Codes for the first ``body`` subwords: equal lengths, or a source cut by ``--truncate-source``.
-
-    After a cut, a word whose head was cut off becomes a root, so the tree stays valid.
-    """
-    n = codes.numel()
-    if body == n:
-        return codes
-    if body > n:
-        raise ValueError(f"{name}: sentence {index + 1} has {n} head codes for {body} source tokens")
-    codes = codes[:body].clone()
-    pos = torch.arange(1, body + 1)
-    codes = torch.where(codes > body, pos, codes)
-    return codes
+from ..syntax.batch_codes import check_code_range, collate_codes
+from .packed import PackedRows
 
 
 class SyntaxLanguagePairDataset(BaseWrapperDataset):
     """Wraps fairseq's ``LanguagePairDataset``; adds ``net_input['src_heads']`` ([B, T] codes).
 
-    Filtering, ordering and batching are the wrapped dataset's, by index, so the
-    heads follow every sample. Codes are shifted to batch columns in the collater
+    Filtering, ordering and batching are the wrapped dataset's, by index, so the heads
+    follow every sample. Items are the wrapped dataset's own: the collater gathers the
+    batch's codes from the mmap in one indexing and shifts them to batch columns in numpy
     (BOS, EOS and padding get code 0); masks are built on the model's device.
     """
 
@@ -36,7 +22,7 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         super().__init__(dataset)
         if len(heads) != len(dataset):
             raise ValueError(f"{heads_name}: {len(heads)} sentences, but the source has {len(dataset)}")
-        self.heads = heads
+        self.heads = PackedRows(heads, heads_name)
         self.heads_name = heads_name
 
     def __getattr__(self, name):
@@ -44,19 +30,6 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         if name in ("dataset", "heads") or name.startswith("__"):
             raise AttributeError(name)
         return getattr(self.dataset, name)
-
-    def source_codes(self, index: int, source: torch.Tensor) -> torch.Tensor:
-        """Codes aligned with ``source`` as it comes out of the wrapped dataset (BOS/EOS included)."""
-        lead = int(source.numel() > 0 and source[0].item() == self.dataset.src_dict.bos())
-        trail = int(source.numel() > lead and source[-1].item() == self.dataset.src_dict.eos())
-        body = source.numel() - lead - trail
-        codes = fit_codes(self.heads[index].long(), body, index, self.heads_name)
-        return torch.cat([codes.new_zeros(lead), shift_codes(codes, lead), codes.new_zeros(trail)])
-
-    def __getitem__(self, index):
-        item = self.dataset[index]
-        item["src_heads"] = self.source_codes(index, item["source"])
-        return item
 
     def batch_by_size(self, indices, max_tokens=None, max_sentences=None, required_batch_size_multiple=1):
         batches = self.dataset.batch_by_size(indices, max_tokens=max_tokens, max_sentences=max_sentences,
@@ -67,23 +40,30 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
         batch = self.dataset.collater(samples, pad_to_length=pad_to_length)
         if not batch:
             return batch
-        src_tokens = batch["net_input"]["src_tokens"]
-        batch["net_input"]["src_heads"] = collate_codes(
-            samples, batch["id"], src_tokens.size(1), self.dataset.left_pad_source
-        )
+        net_input = batch["net_input"]
+        net_input["src_heads"] = torch.from_numpy(
+            self.batch_codes(batch["id"].numpy(), net_input["src_tokens"].numpy(), net_input["src_lengths"].numpy()))
         return batch
 
-
-def collate_codes(samples, order: torch.Tensor, width: int, left_pad: bool) -> torch.Tensor:
-    """[B, width] codes in the collated (sorted) order, shifted to batch columns."""
-    by_id = {s["id"]: s["src_heads"] for s in samples}
-    out = torch.zeros(len(order), width, dtype=torch.long)
-    for row, idx in enumerate(order.tolist()):
-        codes = by_id[idx]
-        n = codes.numel()
-        offset = width - n if left_pad else 0
-        out[row, offset:offset + n] = shift_codes(codes, offset)
-    return out
+    def batch_codes(self, ids: np.ndarray, tokens: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """[B, T] codes lined up with collated ``tokens``: a BOS before and an EOS after the stored codes
+        get 0, and a source cut by ``--truncate-source`` keeps the first codes, as a valid tree."""
+        bsz, width = tokens.shape
+        rows = np.arange(bsz)
+        first = width - lengths if self.dataset.left_pad_source else np.zeros_like(lengths)
+        nonempty = lengths > 0
+        lead = nonempty & (tokens[rows, np.minimum(first, width - 1)] == self.dataset.src_dict.bos())
+        trail = (lengths > lead) & (tokens[rows, np.clip(first + lengths - 1, 0, width - 1)]
+                                    == self.dataset.src_dict.eos())
+        body = lengths - lead - trail
+        flat, n = self.heads.gather(ids)
+        names = lambda k: f"{self.heads_name}: sentence {int(ids[k]) + 1}"  # noqa: E731
+        over = np.nonzero(body > n)[0]
+        if len(over):
+            k = int(over[0])
+            raise ValueError(f"{names(k)} has {int(n[k])} head codes for {int(body[k])} source tokens")
+        check_code_range(flat, n, names)
+        return collate_codes(flat, n, body, first + lead, width)
 
 
 def keep_last_batch(indices, batches):

@@ -12,7 +12,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-NEG = -1e9
+
+
+def mask_scores(scores: torch.Tensor, disallowed: torch.Tensor) -> torch.Tensor:
+    """Scores with ``disallowed`` entries at the dtype's lowest value: a softmax gives them 0 in fp16 too
+    (a fixed -1e9 overflows half precision), and a row with nothing allowed stays finite (uniform)."""
+    return scores.masked_fill(disallowed, torch.finfo(scores.dtype).min)
 
 
 class CharCNN(nn.Module):
@@ -94,9 +99,10 @@ class SelfAttentionLayer(nn.Module):
         b, t, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.dk)
-        scores = scores.masked_fill(pad[:, None, None, :], NEG)
+        disallowed = pad[:, None, None, :]
         if head_allowed is not None:
-            scores = scores.masked_fill(~head_allowed, NEG)
+            disallowed = disallowed | ~head_allowed
+        scores = mask_scores(scores, disallowed)
         probs = scores.softmax(-1)
         ctx = (self.drop(probs) @ v).transpose(1, 2).reshape(b, t, d)
         x = x + self.drop(self.out(ctx))
@@ -133,9 +139,9 @@ class BiAttention(nn.Module):
 
     def forward(self, c, q, cpad, qpad):
         s = self.wc(c) + self.wq(q).transpose(1, 2) + (c * self.wcq) @ q.transpose(1, 2)  # (B, Tc, Tq)
-        s = s.masked_fill(qpad[:, None, :], NEG)
+        s = mask_scores(s, qpad[:, None, :])
         c2q = s.softmax(-1) @ q
-        b = s.max(-1).values.masked_fill(cpad, NEG).softmax(-1)  # (B, Tc)
+        b = mask_scores(s.max(-1).values, cpad).softmax(-1)  # (B, Tc)
         q2c = (b.unsqueeze(1) @ c).expand_as(c)
         return torch.cat([c, c2q, c * c2q, c * q2c], -1)
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import torch
 
-NEG = -1e9
+
+def _lowest(t: torch.Tensor) -> float:
+    return torch.finfo(t.dtype).min
 
 
 def pointer_log_probs(logits: torch.Tensor, context_mask: torch.Tensor) -> torch.Tensor:
     """log p over context positions (B, T); padding gets (almost) zero probability."""
-    return logits.float().masked_fill(~context_mask, NEG).log_softmax(-1)
+    logits = logits.float()  # the pointer's softmax runs in float32, also under --fp16
+    return logits.masked_fill(~context_mask, _lowest(logits)).log_softmax(-1)
 
 
 def pointer_sum_nll(log_probs: torch.Tensor, answer_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -19,7 +22,7 @@ def pointer_sum_nll(log_probs: torch.Tensor, answer_mask: torch.Tensor) -> tuple
 
     An instance whose answer is not in the context has no pointer target: its value is 0 and ``has`` False."""
     has = answer_mask.any(-1)
-    ll = log_probs.masked_fill(~answer_mask, NEG).logsumexp(-1)
+    ll = log_probs.masked_fill(~answer_mask, _lowest(log_probs)).logsumexp(-1)
     return torch.where(has, -ll, torch.zeros_like(ll)), has
 
 

@@ -96,7 +96,7 @@ class SyntaxSentencePredictionTask(SentencePredictionTask):
             "net_input": {
                 "src_tokens": RightPadDataset(src_tokens, pad_idx=self.source_dictionary.pad()),
                 "src_lengths": NumelDataset(src_tokens, reduce=False),
-                "src_heads": RightPadDataset(codes, pad_idx=0),
+                "src_heads": codes,  # collated (right-padded with 0) in numpy
             },
             "nsentences": NumSamplesDataset(),
             "ntokens": NumelDataset(src_tokens, reduce=True),

@@ -27,7 +27,7 @@ from omegaconf import II
 
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
 from ..data.sentence_codes import AssembledCodesDataset
-from ..data.token_labels import IGNORE, WordStartLabelsDataset
+from ..data.token_labels import WordStartLabelsDataset
 
 logger = logging.getLogger(__name__)
 
@@ -93,9 +93,9 @@ class SyntaxTokenLabelingTask(FairseqTask):
             "net_input": {
                 "src_tokens": RightPadDataset(tokens, pad_idx=self.dictionary.pad()),
                 "src_lengths": NumelDataset(tokens, reduce=False),
-                "src_heads": RightPadDataset(codes, pad_idx=0),
+                "src_heads": codes,  # collated (right-padded with 0) in numpy
             },
-            "target": RightPadDataset(targets, pad_idx=IGNORE),
+            "target": targets,  # IGNORE off the first subwords and at padding
             "nsentences": NumSamplesDataset(),
             "ntokens": NumelDataset(tokens, reduce=True),
         }

@@ -1,0 +1,106 @@
+"""fairseq indexed datasets read as flat numpy arrays, so a batch's rows come out in one gather.
+
+``MMapIndexedDataset[i]`` costs a ``torch.from_numpy`` per sentence; for side data that only the
+collater needs, :class:`PackedRows` gathers all rows of a batch by fancy indexing into the mmap.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from fairseq.data import ConcatDataset, indexed_dataset
+
+from ..syntax.batch_codes import ragged_index
+
+
+def open_indexed(prefix: str):
+    """An ``MMapIndexedDataset`` whose ``.bin`` is checked against its ``.idx`` (a truncated or padded
+    ``.bin`` would otherwise fail deep in a training step, naming no file)."""
+    if not indexed_dataset.MMapIndexedDataset.exists(prefix):
+        raise FileNotFoundError(f"{prefix}.bin/.idx: missing")
+    try:
+        ds = indexed_dataset.MMapIndexedDataset(prefix)
+    except Exception as e:  # a corrupt .idx: bad magic, version or a short header
+        raise ValueError(f"{prefix}.idx: not a fairseq index ({e})") from None
+    need = 0
+    if len(ds):
+        last = len(ds) - 1
+        need = int(ds._index._pointers[last]) + int(ds._index._sizes[last]) * ds._index.dtype().itemsize
+    have = os.path.getsize(indexed_dataset.data_file_path(prefix))
+    if have != need:
+        raise ValueError(f"{prefix}.bin: {have} bytes, but its .idx describes {need} "
+                         f"({len(ds)} items); the file is truncated or does not belong to this index")
+    return ds
+
+
+class PackedRows:
+    """Rows of one ``MMapIndexedDataset``, or of a ``ConcatDataset`` of them (upsampling included)."""
+
+    def __init__(self, dataset, name: str):
+        if isinstance(dataset, ConcatDataset):
+            self.parts = list(dataset.datasets)
+            self.bounds = np.asarray(dataset.cumulative_sizes, dtype=np.int64)
+            self.real = np.asarray(dataset.real_sizes, dtype=np.int64)
+        else:
+            self.parts = [dataset]
+            self.bounds = np.asarray([len(dataset)], dtype=np.int64)
+            self.real = self.bounds.copy()
+        # anything else (rows built in memory, an older indexed format) is packed into one array here
+        self.parts = [p if isinstance(p, indexed_dataset.MMapIndexedDataset) else _InMemory(p) for p in self.parts]
+        self.name = name
+        self.sizes = np.concatenate([np.asarray(p.sizes, dtype=np.int64)[np.arange(n - s) % r]
+                                     for p, n, s, r in zip(self.parts, self.bounds, self._starts(), self.real)])
+        self._views = None
+
+    def _starts(self):
+        return np.concatenate([[0], self.bounds[:-1]])
+
+    def __len__(self):
+        return int(self.bounds[-1])
+
+    def __getstate__(self):  # the mmap views are rebuilt in each loader worker, never pickled
+        state = dict(self.__dict__)
+        state["_views"] = None
+        return state
+
+    def _data(self):
+        if self._views is None:
+            self._views = []
+            for p in self.parts:
+                if isinstance(p, _InMemory):
+                    self._views.append((p.data, p.offsets))
+                    continue
+                idx = p._index
+                item = idx.dtype().itemsize
+                data = np.frombuffer(p._bin_buffer, dtype=idx.dtype)
+                self._views.append((data, np.asarray(idx._pointers, dtype=np.int64) // item))
+        return self._views
+
+    def gather(self, ids) -> tuple[np.ndarray, np.ndarray]:
+        """The rows ``ids`` concatenated (int64) and their lengths."""
+        ids = np.asarray(ids, dtype=np.int64)
+        part = np.searchsorted(self.bounds, ids, side="right")
+        local = (ids - self._starts()[part]) % self.real[part]
+        lengths = self.sizes[ids]
+        flat = np.empty(int(lengths.sum()), dtype=np.int64)
+        owner = np.repeat(part, lengths)
+        within = ragged_index(lengths)[1]
+        for k, (data, offsets) in enumerate(self._data()):
+            rows = part == k
+            if rows.any():
+                sel = owner == k
+                flat[sel] = data[np.repeat(offsets[local[rows]], lengths[rows]) + within[sel]]
+        return flat, lengths
+
+
+class _InMemory:
+    """Rows of any sequence of 1-D tensors or arrays, concatenated once."""
+
+    def __init__(self, rows):
+        arrays = [np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]
+        self.sizes = np.array([len(a) for a in arrays], dtype=np.int64)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        self.data = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+
+    def __len__(self):
+        return len(self.sizes)

@@ -1,0 +1,191 @@
+"""Summarize the Multi30k runs of scripts/reproduce_multi30k.sh: convergence, sacreBLEU per test set, seeds, p-values.
+
+    python scripts/summarize_multi30k.py --data work/multi30k --results results/multi30k
+
+Writes ``summary.json`` and ``summary.md`` into --results. Each run's convergence (epochs, best epoch and
+update by validation loss, why it stopped) is read from its compressed training log; scores come from the
+hypotheses in ``hyp/`` against the raw references of every test set in ``testsets.tsv``. Per system and test
+set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
+(sacreBLEU, 1,000 resamples). Only finished runs (stopped by patience or the update cap) are scored.
+
+    python scripts/summarize_multi30k.py --next-epoch LOG --patience P --max-update N
+
+prints the epoch to train up to next, or ``stop`` (the early stopping of reproduce_multi30k.sh: fairseq's
+own ``--patience`` forgets its count when a run resumes, so the whole log decides).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import statistics
+import sys
+from pathlib import Path
+
+VALID = re.compile(r"epoch (\d+) \| valid on 'valid' subset \| loss ([\d.]+) .*?\| num_updates (\d+)")
+BASELINE = "vanilla"
+ORDER = ["vanilla", "sgnet", "sgnet_random_trees", "vanilla_plus1", "sgnet_learn_alpha", "sgnet_first_head"]
+LABELS = {
+    "vanilla": "vanilla transformer (3+3 layers)",
+    "sgnet": "SG-Net (+1 SDOI layer)",
+    "sgnet_random_trees": "SG-Net, random trees (control)",
+    "vanilla_plus1": "vanilla, 4 encoder layers (parameter-matched)",
+    "sgnet_learn_alpha": "SG-Net, learned α",
+    "sgnet_first_head": "SG-Net, first_head subwords",
+}
+
+
+def open_log(path: str):
+    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+
+
+def convergence(log: str, patience: int, max_update: int) -> dict:
+    """Validation losses by epoch (a re-run epoch counts once, its last value) and whether the run is over."""
+    by_epoch: dict[int, tuple[float, int]] = {}
+    if os.path.exists(log):
+        with open_log(log) as fh:
+            for line in fh:
+                m = VALID.search(line)
+                if m:
+                    by_epoch[int(m.group(1))] = (float(m.group(2)), int(m.group(3)))
+    epochs = sorted(by_epoch)
+    out = {"epochs": len(epochs), "valid_loss": [by_epoch[e][0] for e in epochs], "stopped": None}
+    if not epochs:
+        return out
+    best = min(epochs, key=lambda e: (by_epoch[e][0], e))
+    last = epochs[-1]
+    out.update(best_epoch=best, best_update=by_epoch[best][1], best_valid_loss=by_epoch[best][0],
+               last_epoch=last, last_update=by_epoch[last][1], epochs_after_best=last - best)
+    if by_epoch[last][1] >= max_update:
+        out["stopped"] = "max_update"
+    elif last - best >= patience:
+        out["stopped"] = "patience"
+    return out
+
+
+def next_epoch(log: str, patience: int, max_update: int) -> str:
+    c = convergence(log, patience, max_update)
+    return "stop" if c["stopped"] else str(c.get("last_epoch", 0) + 1)
+
+
+def read_lines(path: Path) -> list[str]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [line.rstrip("\n") for line in fh]
+
+
+def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot: int) -> dict:
+    from sacrebleu.metrics import BLEU, CHRF
+    from sacrebleu.significance import PairedTest
+
+    tests = [line.split("\t") for line in read_lines(data / "bin" / "testsets.tsv") if line]
+    runs: dict[str, dict[int, dict]] = {}
+    for log in sorted((results / "logs").glob("*_seed*.train.log.gz")):
+        m = re.match(r"(.+)_seed(\d+)\.train\.log\.gz$", log.name)
+        system, seed = m.group(1), int(m.group(2))
+        conv = convergence(str(log), patience, max_update)
+        runs.setdefault(system, {})[seed] = {"convergence": conv, "scores": {}}
+    refs = {split: read_lines(data / "raw" / f"{split}.de") for split, _, _ in tests}
+    hyps: dict[tuple, list[str]] = {}
+    for system, seeds in runs.items():
+        for seed, run in seeds.items():
+            for split, _, _ in tests:
+                path = results / "hyp" / f"{system}_seed{seed}.{split}.de.gz"
+                if run["convergence"]["stopped"] and path.exists():
+                    hyps[system, seed, split] = read_lines(path)
+                    if len(hyps[system, seed, split]) != len(refs[split]):
+                        raise ValueError(f"{path}: {len(hyps[system, seed, split])} lines for {len(refs[split])} references")
+    bleu, chrf = BLEU(), CHRF()
+    signatures = {"BLEU": str(bleu.get_signature()), "chrF2": str(chrf.get_signature())}
+    for (system, seed, split), h in hyps.items():
+        runs[system][seed]["scores"][split] = {"BLEU": round(bleu.corpus_score(h, [refs[split]]).score, 2),
+                                                "chrF2": round(chrf.corpus_score(h, [refs[split]]).score, 2)}
+    # paired bootstrap against vanilla of the same seed, per test set
+    for (system, seed, split), h in hyps.items():
+        base = hyps.get((BASELINE, seed, split))
+        if system == BASELINE or base is None:
+            continue
+        _, res = PairedTest([(BASELINE, base), (system, h)], {"BLEU": BLEU(), "chrF2": CHRF()}, [refs[split]],
+                            test_type="bs", n_samples=n_boot)()
+        runs[system][seed]["scores"][split]["paired_bs_p_vs_vanilla"] = {
+            "BLEU": round(res["BLEU"][1].p_value, 4), "chrF2": round(res["chrF2"][1].p_value, 4)}
+    table = {}
+    for system, seeds in runs.items():
+        for split, name, _ in tests:
+            for metric in ("BLEU", "chrF2"):
+                vals = [seeds[s]["scores"][split][metric] for s in sorted(seeds) if split in seeds[s]["scores"]]
+                if vals:
+                    table.setdefault(system, {}).setdefault(name, {})[metric] = {
+                        "mean": round(statistics.mean(vals), 2),
+                        "std": round(statistics.stdev(vals), 2) if len(vals) > 1 else None, "n": len(vals)}
+    return {"test_sets": [{"split": s, "name": n, "sentences": int(k)} for s, n, k in tests],
+            "selection": "best checkpoint by validation loss; beam 5; detokenized (Moses) output",
+            "early_stopping": {"patience_epochs": patience, "max_update": max_update},
+            "signatures": signatures, "paired_bootstrap_resamples": n_boot,
+            "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
+            "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()}}
+
+
+def markdown(summary: dict) -> str:
+    names = [t["name"] for t in summary["test_sets"]]
+    systems = [s for s in ORDER if s in summary["table"]] + sorted(set(summary["table"]) - set(ORDER))
+    out = ["| system | seeds | " + " | ".join(f"{n} BLEU" for n in names) + " | " +
+           " | ".join(f"{n} chrF2" for n in names) + " |",
+           "|---|---|" + "---|" * (2 * len(names))]
+    for s in systems:
+        row = summary["table"][s]
+        cells = []
+        for metric in ("BLEU", "chrF2"):
+            for n in names:
+                c = row.get(n, {}).get(metric)
+                cells.append("–" if c is None else f"{c['mean']:.2f}" + (f" ± {c['std']:.2f}" if c["std"] is not None else ""))
+        seeds = max((c["BLEU"]["n"] for c in row.values()), default=0)
+        out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
+    out += ["", "Per seed (BLEU on each test set; p: paired bootstrap against vanilla of the same seed):", "",
+            "| system | seed | best update | stopped | " + " | ".join(names) + " |",
+            "|---|---|---|---|" + "---|" * len(names)]
+    for s in systems:
+        for seed, run in summary["runs"][s].items():
+            c = run["convergence"]
+            cells = []
+            for t in summary["test_sets"]:
+                sc = run["scores"].get(t["split"])
+                if sc is None:
+                    cells.append("–")
+                    continue
+                p = sc.get("paired_bs_p_vs_vanilla", {}).get("BLEU")
+                cells.append(f"{sc['BLEU']:.2f}" + (f" (p = {p:.3f})" if p is not None else ""))
+            out.append(f"| {s} | {seed} | {c.get('best_update', '–')} | {c['stopped'] or 'running'} | "
+                       + " | ".join(cells) + " |")
+    out += ["", f"BLEU signature: `{summary['signatures']['BLEU']}`",
+            f"chrF signature: `{summary['signatures']['chrF2']}`", ""]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", type=Path, help="the data-prep output (bin/testsets.tsv, raw/{split}.de)")
+    p.add_argument("--results", type=Path, help="results/multi30k (logs/, hyp/)")
+    p.add_argument("--patience", type=int, default=5)
+    p.add_argument("--max-update", type=int, default=8000)
+    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--next-epoch", metavar="LOG", help="print the next epoch to train to, or 'stop'")
+    args = p.parse_args(argv)
+    if args.next_epoch:
+        print(next_epoch(args.next_epoch, args.patience, args.max_update))
+        return 0
+    if not (args.data and args.results):
+        p.error("give --data and --results (or --next-epoch LOG)")
+    summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap)
+    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", markdown(summary))):
+        tmp = args.results / f"{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, args.results / name)
+    print(markdown(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
