@@ -52,3 +52,7 @@ def minilm_converted(tmp_path_factory):
     out = tmp_path_factory.mktemp("minilm")
     run([BIN / "fairseq-syntax-convert-bert", "--out", str(out)])
     return out
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: end-to-end runs (real data-prep, training); deselect with -m 'not slow'")

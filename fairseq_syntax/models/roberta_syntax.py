@@ -20,6 +20,7 @@ from fairseq.models import register_model, register_model_architecture
 from fairseq.models.roberta.model import RobertaEncoder, RobertaModel
 from fairseq.models.roberta.model import base_architecture as roberta_base_architecture
 from fairseq.models.transformer import TransformerConfig, TransformerEncoder
+from fairseq.modules import Fp32LayerNorm
 from fairseq.utils import safe_hasattr
 
 from ..modules.sdoi_attention import SyntaxGuidedAggregation
@@ -30,10 +31,18 @@ from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encod
 CLS_SCOPES = ("sentence", "self")
 
 
+# 1/sqrt(eps) must stay below fp16's largest value (65504), or an all-zero row (padding) overflows the backward
+HALF_SAFE_EPS = 1.0 / 65504.0 ** 2
+
+
 def set_layernorm_eps(module: nn.Module, eps: float) -> None:
+    """BERT's eps (1e-12) is below what half precision can hold: those LayerNorms then compute in float32
+    (fairseq's ``Fp32LayerNorm``, same parameters and state dict), so ``--fp16`` stays finite."""
     for m in module.modules():
         if isinstance(m, nn.LayerNorm):
             m.eps = eps
+            if eps < HALF_SAFE_EPS:
+                m.__class__ = Fp32LayerNorm
 
 
 class SyntaxRobertaEncoder(RobertaEncoder):

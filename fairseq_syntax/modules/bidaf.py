@@ -121,7 +121,7 @@ class SelfAttentionEncoder(nn.Module):
     def forward(self, x, pad, head_allowed: dict[int, torch.Tensor] | None = None):
         """``head_allowed[l]`` restricts layer ``l``'s heads (B, H, T, T); returns output and all weights."""
         if self.positions:
-            x = x + sinusoidal(x.size(1), self.dim, x.device)
+            x = x + sinusoidal(x.size(1), self.dim, x.device).to(x.dtype)
         weights = []
         for i, layer in enumerate(self.layers):
             x, w = layer(x, pad, (head_allowed or {}).get(i))
@@ -159,6 +159,15 @@ class ExponentialMovingAverage(nn.Module):
         for i, p in enumerate(params):
             self.register_buffer(f"shadow_{i}", p.detach().clone())
         self.register_buffer("num_updates", torch.zeros((), dtype=torch.long))
+
+    def _apply(self, fn, *args, **kwargs):
+        # model.half() (--fp16) must not reach the shadows: in half precision s * 0.9999 rounds back to s,
+        # and the average would never move. They follow the model's device, in float32.
+        super()._apply(fn, *args, **kwargs)
+        for name, buf in self._buffers.items():
+            if name.startswith("shadow_") and buf is not None and buf.dtype != torch.float32:
+                self._buffers[name] = buf.float()
+        return self
 
     def shadows(self):
         return [getattr(self, f"shadow_{i}") for i in range(len(self._params))]

@@ -1,0 +1,80 @@
+"""Two processes on fairseq's own distributed engine (torchrun, gloo, --cpu) train the plugin's SG-Net exactly
+as one process with --update-freq 2 does.
+
+torchrun alone fails on a machine without CUDA inside fairseq (``rank % torch.cuda.device_count()``, a
+division by zero), so on the CPU each worker gets its rank itself: ``--distributed-init-method env://
+--distributed-no-spawn --distributed-rank $RANK``. On GPUs plain torchrun works (see the README).
+"""
+import sys
+
+import pytest
+import torch
+
+from .conftest import BIN, run
+
+pytestmark = pytest.mark.slow
+
+# a worker: fairseq-train, then a line saying what this process had registered (rank 1 logs only warnings)
+WORKER = """
+import os, sys
+from fairseq_cli.train import cli_main
+sys.argv = ["fairseq-train"] + sys.argv[1:] + ["--distributed-rank", os.environ["RANK"]]
+cli_main()
+from fairseq.models import ARCH_MODEL_REGISTRY
+from fairseq.tasks import TASK_REGISTRY
+print(f"rank {os.environ['RANK']} of {os.environ['WORLD_SIZE']}: task registered "
+      f"{'syntax_guided_translation' in TASK_REGISTRY}, model {ARCH_MODEL_REGISTRY['transformer_sgnet_small'].__name__}",
+      flush=True)
+"""
+
+
+def train_args(data, save, user_dir):
+    # no dropout: one process draws its dropout masks in another order than two do
+    return [str(data), "--user-dir", user_dir, "--task", "syntax_guided_translation", "-s", "en", "-t", "de",
+            "--arch", "transformer_sgnet_small", "--share-all-embeddings", "--dropout", "0", "--optimizer", "sgd",
+            "--lr", "0.5", "--max-tokens", "600", "--required-batch-size-multiple", "1", "--max-update", "3",
+            "--seed", "1", "--cpu", "--disable-validation", "--no-epoch-checkpoints", "--save-dir", str(save),
+            "--log-format", "simple", "--log-interval", "1"]
+
+
+def weights(save):
+    state = torch.load(save / "checkpoint_last.pt", map_location="cpu", weights_only=False)["model"]
+    return {k: v.float() for k, v in state.items() if v.is_floating_point()}
+
+
+def max_diff(a, b):
+    return max((a[k] - b[k]).abs().max().item() for k in a)
+
+
+def test_two_workers_train_like_one_with_update_freq_2(prepared, tmp_path):
+    user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
+    data = prepared / "bin"
+    worker = tmp_path / "worker.py"
+    worker.write_text(WORKER)
+    dist = run([BIN / "torchrun", "--nproc_per_node", "2", "--master_port", "29533", "--log-dir", str(tmp_path / "logs"),
+                "--redirects", "3", str(worker), *train_args(data, tmp_path / "two", user_dir),
+                "--distributed-world-size", "2", "--distributed-backend", "gloo", "--ddp-backend", "legacy_ddp",
+                "--distributed-init-method", "env://", "--distributed-no-spawn"], cwd=tmp_path, timeout=600)
+    logs = {p.parent.name: p.read_text() for p in (tmp_path / "logs").rglob("stdout.log")}
+    assert sorted(logs) == ["0", "1"]
+    for rank, text in logs.items():
+        # each worker imported the plugin (--user-dir) and joined the same process group of two
+        assert f"distributed init (rank {rank}): env://" in text
+        assert f"rank {rank} of 2: task registered True, model TransformerSGNetModel" in text
+    main = logs["0"]
+    assert "training on 2 devices" in main and "task: SyntaxGuidedTranslationTask" in main
+    one = run([sys.executable, "-m", "fairseq_cli.train", *train_args(data, tmp_path / "one", user_dir),
+               "--update-freq", "2"], cwd=tmp_path)
+    alone = run([sys.executable, "-m", "fairseq_cli.train", *train_args(data, tmp_path / "alone", user_dir)],
+                cwd=tmp_path)
+    # a worker sees every second batch of the epoch: its updates per epoch are those of --update-freq 2,
+    # half the batches of the epoch
+    per_epoch = lambda text: int(text.split("epoch 001:      1 / ")[1].split()[0])  # noqa: E731
+    assert per_epoch(main) == per_epoch(one.stderr + one.stdout)
+    assert per_epoch(alone.stderr + alone.stdout) in (2 * per_epoch(main), 2 * per_epoch(main) - 1)
+    two, ref, other = weights(tmp_path / "two"), weights(tmp_path / "one"), weights(tmp_path / "alone")
+    # Same batches, same summed gradients: only the order of float32 additions differs (the all-reduce
+    # adds two partial sums). Three SGD steps at lr 0.5 leave that at ~1e-7; 1e-5 allows for it, while a
+    # different training (one batch per update) is far outside it.
+    assert max_diff(two, ref) < 1e-5
+    assert max_diff(two, other) > 1e-3
