@@ -11,6 +11,10 @@ __version__ = "0.1.0"
 
 USER_DIR = os.path.dirname(os.path.abspath(__file__))
 
+from .versions import check_torch  # noqa: E402
+
+check_torch()
+
 
 def register() -> None:
     """Register the task, models and architectures with fairseq (what ``--user-dir`` does)."""

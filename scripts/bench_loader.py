@@ -1,0 +1,177 @@
+"""Data-path throughput: each syntax task against its vanilla counterpart, same data, same batches.
+
+    python scripts/bench_loader.py --multi30k work/multi30k/bin --cola work/glue/CoLA/bin \
+        --conll work/conll2003/bin --lambada work/lambada/bin --rounds 5 --out results/bench_loader.json
+
+One epoch of the training split is drawn through ``task.get_batch_iterator`` (``--max-tokens``, 32,768 by
+default, ``num_workers=0``: the loader's own work, in this process) and the sentences per second are timed.
+The pairs run interleaved, round after round, so both sides see the same machine load; the ratio is
+syntax / vanilla per round and of the medians. The counterparts:
+
+* ``syntax_guided_translation`` against fairseq's ``translation``;
+* ``syntax_sentence_prediction`` against fairseq's ``sentence_prediction`` (the same ``input0``/``label``);
+* ``syntax_token_labeling`` against the same tokens and word labels padded by fairseq's ``RightPadDataset``
+  (fairseq has no token-labeling task);
+* ``lambada_reader`` with the supervision side data (``--signals``) against the same reader without it.
+
+A corpus not given is left out, and the JSON says so.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def user_args(data, task, arch, *extra):
+    from fairseq import options
+
+    import fairseq_syntax
+
+    parser = options.get_training_parser()
+    return options.parse_args_and_arch(parser, [data, "--user-dir", fairseq_syntax.USER_DIR, "--task", task,
+                                                "--arch", arch, *extra])
+
+
+def translation_pair(data):
+    from fairseq import tasks
+
+    out = {}
+    for name, task in (("vanilla", "translation"), ("syntax", "syntax_guided_translation")):
+        t = tasks.setup_task(user_args(data, task, "transformer_sgnet_small", "-s", "en", "-t", "de"))
+        t.load_dataset("train")
+        out[name] = (t, t.dataset("train"))
+    return out
+
+
+def sentence_prediction_pair(data):
+    from fairseq import tasks
+
+    out = {}
+    for name, task in (("vanilla", "sentence_prediction"), ("syntax", "syntax_sentence_prediction")):
+        t = tasks.setup_task(user_args(data, task, "roberta_sgnet_small", "--num-classes", "2"))
+        t.load_dataset("train")
+        out[name] = (t, t.dataset("train"))
+    return out
+
+
+def token_labeling_pair(data):
+    from fairseq import tasks
+    from fairseq.data import (IdDataset, NestedDictionaryDataset, NumelDataset, NumSamplesDataset,
+                              PrependTokenDataset, RightPadDataset, SortDataset, StripTokenDataset, data_utils)
+
+    t = tasks.setup_task(user_args(data, "syntax_token_labeling", "roberta_sgnet_small"))
+    t.load_dataset("train")
+    syntax = t.dataset("train")
+    tokens = PrependTokenDataset(data_utils.load_indexed_dataset(os.path.join(data, "input0", "train"), t.dictionary),
+                                 t.cfg.init_token)
+    labels = StripTokenDataset(data_utils.load_indexed_dataset(os.path.join(data, "label", "train"),
+                                                               t.label_dictionary), t.label_dictionary.eos())
+    plain = NestedDictionaryDataset({
+        "id": IdDataset(),
+        "net_input": {"src_tokens": RightPadDataset(tokens, pad_idx=t.dictionary.pad()),
+                      "src_lengths": NumelDataset(tokens, reduce=False)},
+        "target": RightPadDataset(labels, pad_idx=-100),
+        "nsentences": NumSamplesDataset(), "ntokens": NumelDataset(tokens, reduce=True)}, sizes=[tokens.sizes])
+    with data_utils.numpy_seed(t.cfg.seed):
+        order = np.random.permutation(len(plain))
+    return {"vanilla": (t, SortDataset(plain, sort_order=[order])), "syntax": (t, syntax)}
+
+
+def reader_pair(data, signals):
+    from fairseq import tasks
+
+    out = {}
+    for name, sig in (("vanilla", "none"), ("syntax", signals)):
+        t = tasks.setup_task(user_args(data, "lambada_reader", "bidaf_sa_early", "--signals", sig))
+        t.load_dataset("train")
+        out[name] = (t, t.dataset("train"))
+    return out
+
+
+def epoch_rate(task, dataset, max_tokens: int) -> tuple[float, int, int]:
+    """(sentences/s, sentences, batches) of one epoch through get_batch_iterator, in this process."""
+    t0 = time.perf_counter()
+    itr = task.get_batch_iterator(dataset=dataset, max_tokens=max_tokens, max_positions=None,
+                                  ignore_invalid_inputs=True, required_batch_size_multiple=1, seed=1,
+                                  num_workers=0, epoch=1).next_epoch_itr(shuffle=True)
+    n = b = 0
+    for batch in itr:
+        n += batch["nsentences"]
+        b += 1
+    return n / (time.perf_counter() - t0), n, b
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--multi30k", help="data-prep/multi30k.sh output (bin/)")
+    p.add_argument("--cola", help="data-prep/glue.sh output for a single-sentence task (bin/)")
+    p.add_argument("--conll", help="data-prep/conll2003.sh output (bin/)")
+    p.add_argument("--lambada", help="data-prep/lambada.sh output (bin/)")
+    p.add_argument("--signals", default="DepParse CorefAll CorefPrev CorefNext Narrative",
+                   help="the reader's side data loaded on the syntax side (default: all five)")
+    p.add_argument("--max-tokens", type=int, default=32768)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--out", help="write the JSON here")
+    args = p.parse_args(argv)
+
+    import fairseq
+    import torch
+
+    import fairseq_syntax
+
+    fairseq_syntax.register()
+    torch.set_num_threads(1)
+    builders = {"translation": (args.multi30k, translation_pair), "sentence_prediction": (args.cola, sentence_prediction_pair),
+                "token_labeling": (args.conll, token_labeling_pair),
+                "lambada_reader": (args.lambada, lambda d: reader_pair(d, args.signals))}
+    pairs, skipped = {}, []
+    for name, (data, build) in builders.items():
+        if data:
+            pairs[name] = build(data)
+        else:
+            skipped.append(name)
+    rates = {name: {"vanilla": [], "syntax": []} for name in pairs}
+    counts = {}
+    for r in range(args.rounds):
+        for name, pair in pairs.items():
+            sides = ("vanilla", "syntax") if r % 2 == 0 else ("syntax", "vanilla")  # alternate who goes first
+            for side in sides:
+                rate, n, b = epoch_rate(*pair[side], args.max_tokens)
+                rates[name][side].append(rate)
+                counts.setdefault(name, {})[side] = {"sentences": n, "batches": b}
+            print(f"round {r + 1} {name}: vanilla {rates[name]['vanilla'][-1]:,.0f} sent/s, "
+                  f"syntax {rates[name]['syntax'][-1]:,.0f} sent/s", file=sys.stderr)
+    result = {"what": "sentences/s through task.get_batch_iterator, one training epoch per measurement, num_workers=0",
+              "max_tokens": args.max_tokens, "rounds": args.rounds, "skipped": skipped,
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
+                          "fairseq": fairseq.__version__},
+              "tasks": {}}
+    for name, r in rates.items():
+        per_round = [s / v for s, v in zip(r["syntax"], r["vanilla"])]
+        result["tasks"][name] = {
+            "vanilla_sent_per_s": [round(x) for x in r["vanilla"]], "syntax_sent_per_s": [round(x) for x in r["syntax"]],
+            "ratio_per_round": [round(x, 3) for x in per_round],
+            "ratio_of_medians": round(statistics.median(r["syntax"]) / statistics.median(r["vanilla"]), 3),
+            "goal": 1.0 if name == "translation" else 0.95, **counts[name]}
+        res = result["tasks"][name]
+        res["meets_goal"] = res["ratio_of_medians"] >= res["goal"]
+        print(f"{name}: syntax / vanilla = {res['ratio_of_medians']:.3f} (rounds {min(per_round):.3f}-"
+              f"{max(per_round):.3f}; goal >= {res['goal']})")
+    if args.out:
+        tmp = args.out + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1)
+            fh.write("\n")
+        os.replace(tmp, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
