@@ -38,8 +38,8 @@ setup(
             "fairseq-syntax-user-dir = fairseq_syntax:print_user_dir",
             "fairseq-syntax-convert-bert = fairseq_syntax.cli.convert_bert:main",
             "fairseq-syntax-classification = fairseq_syntax.cli.classification_prep:main",
-            "fairseq-syntax-lambada = fairseq_syntax.cli.lambada_prep:main",
-            "fairseq-syntax-lambada-eval = fairseq_syntax.cli.lambada_eval:main",
+            "fairseq-syntax-lambada = fairseq_syntax.reader.prep_cli:main",
+            "fairseq-syntax-lambada-eval = fairseq_syntax.reader.eval_cli:main",
         ]
     },
 )

@@ -14,7 +14,7 @@
 # Without --lambada-dir the data are downloaded (LAMBADA from Zenodo, Chu et al.'s RC training set from TTIC).
 # --coref: neuralcoref (default; a Python 3.7 side environment in --coref-env, installed on first use, works
 # offline), stanza (needs its models, web), or jsonl (your chains: --chains-dir/{train,valid,test}.coref.jsonl,
-# one record per passage, see fairseq_syntax/reading/chains.py).
+# one record per passage, see fairseq_syntax/reader/chains.py).
 # --max-eval N keeps the first N instances of valid and test (quick checks; 0: all).
 # Every stage is cached: parses and chains of a finished split (or finished shard) are never recomputed.
 set -euo pipefail

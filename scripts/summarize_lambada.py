@@ -31,8 +31,8 @@ def most_frequent_word(instances: str, stopwords: str) -> dict:
     """Accuracy of answering with the context's most frequent non-stop word (ties: the latest one)."""
     from collections import Counter
 
-    from fairseq_syntax.reading.annotate import read_instances
-    from fairseq_syntax.reading.instances import read_stopwords
+    from fairseq_syntax.reader.annotate import read_instances
+    from fairseq_syntax.reader.instances import read_stopwords
 
     stop = read_stopwords(stopwords)
     insts = [inst for _, inst in read_instances(instances)]

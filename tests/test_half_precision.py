@@ -16,11 +16,12 @@ from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_syntax
-from fairseq_syntax.data.reader_data import ReaderDataset, build_dictionary, write_split
-from fairseq_syntax.models.bidaf_sa import BidafSAModel
-from fairseq_syntax.reading.annotate import Annotated
-from fairseq_syntax.reading.instances import make_instance
-from fairseq_syntax.reading.pointer import (attention_supervision_nll, pointer_log_probs, pointer_sum_nll,
+from fairseq_syntax.reader.binarize import build_dictionary, write_split
+from fairseq_syntax.reader.dataset import ReaderDataset
+from fairseq_syntax.reader.model import BidafSAModel
+from fairseq_syntax.reader.annotate import Annotated
+from fairseq_syntax.reader.instances import make_instance
+from fairseq_syntax.reader.losses import (attention_supervision_nll, pointer_log_probs, pointer_sum_nll,
                                             supervision_targets)
 from fairseq_syntax.syntax import align_heads_to_subwords, shift_codes
 
@@ -46,7 +47,7 @@ def finite_step(model, loss_fn):
 
 def test_weight_average_stays_float32_under_half():
     """--fp16 halves the model; the moving average must not be halved with it, or it never moves."""
-    from fairseq_syntax.modules.bidaf import ExponentialMovingAverage
+    from fairseq_syntax.reader.layers import ExponentialMovingAverage
 
     lin = torch.nn.Linear(2, 2)
     ema = ExponentialMovingAverage(list(lin.parameters()), decay=0.9999)
@@ -185,7 +186,7 @@ def test_reader_batch_keeps_the_end_of_a_long_context(reader_batch):
 
 def test_half_precision_masking_does_not_overflow():
     """The reproduction from the issue: -1e9 cannot be written into a half tensor."""
-    from fairseq_syntax.modules.bidaf import mask_scores
+    from fairseq_syntax.reader.layers import mask_scores
 
     with pytest.raises(RuntimeError, match="overflow"):
         torch.zeros(3, dtype=torch.half).masked_fill(torch.tensor([True, False, True]), -1e9)

@@ -8,9 +8,9 @@ import torch
 
 import fairseq_syntax
 from fairseq.data import Dictionary
-from fairseq_syntax.models.bidaf_sa import BidafSAModel, base_architecture, sa_both, sa_early
-from fairseq_syntax.modules.bidaf import ExponentialMovingAverage
-from fairseq_syntax.reading.annotate import read_instances
+from fairseq_syntax.reader.model import BidafSAModel, base_architecture, sa_both, sa_early
+from fairseq_syntax.reader.layers import ExponentialMovingAverage
+from fairseq_syntax.reader.annotate import read_instances
 
 from .conftest import ROOT, SHARED_DATA, run
 

@@ -7,14 +7,14 @@ import pytest
 import torch
 
 from fairseq_syntax.parsing.conllu import ParsedSentence, format_conllu
-from fairseq_syntax.reading.annotate import join, parse_lines, target_type, write_instances, read_instances
-from fairseq_syntax.reading.chains import mention_head, read_coref_jsonl
-from fairseq_syntax.reading.instances import (Rejected, check_training_instance, cut_passages, make_instance,
+from fairseq_syntax.reader.annotate import join, parse_lines, target_type, write_instances, read_instances
+from fairseq_syntax.reader.chains import mention_head, read_coref_jsonl
+from fairseq_syntax.reader.instances import (Rejected, check_training_instance, cut_passages, make_instance,
                                               split_sentences)
-from fairseq_syntax.reading.pointer import (attention_supervision_nll, pointer_log_probs, pointer_sum_nll,
+from fairseq_syntax.reader.losses import (attention_supervision_nll, pointer_log_probs, pointer_sum_nll,
                                             pointer_sum_predict, supervision_targets)
-from fairseq_syntax.reading.ptb import ptb_tokenize
-from fairseq_syntax.reading.supervision import PassageAnnotation, build_signals, dense
+from fairseq_syntax.reader.ptb import ptb_tokenize
+from fairseq_syntax.reader.supervision import PassageAnnotation, build_signals, dense
 
 # "john saw mary . he gave her a book ." + query "then she thanked", answer "him"
 PASSAGE = "john saw mary . he gave her a book . then she thanked him".split()

@@ -3,4 +3,5 @@ from ..versions import check_fairseq
 
 check_fairseq()  # before any fairseq import below: one clear message on an old fairseq
 from .. import checkpoint_compat  # noqa: F401  (allow-list fairseq checkpoint contents for torch.load)
-from . import bidaf_sa, roberta_syntax, transformer_sgnet  # noqa: F401
+from ..reader import model as bidaf_sa  # noqa: F401,E402  (the LAMBADA reader lives in reader/)
+from . import roberta_syntax, transformer_sgnet  # noqa: F401,E402

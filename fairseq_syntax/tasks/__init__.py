@@ -4,4 +4,5 @@ from ..versions import check_fairseq
 check_fairseq()  # before any fairseq import below: one clear message on an old fairseq
 from .. import checkpoint_compat  # noqa: F401  (allow-list fairseq checkpoint contents for torch.load)
 from .. import criterions  # noqa: F401
-from . import lambada_reader, syntax_guided_translation, syntax_sentence_prediction, syntax_token_labeling  # noqa: F401
+from ..reader import task as lambada_reader  # noqa: F401,E402  (the LAMBADA reader lives in reader/)
+from . import syntax_guided_translation, syntax_sentence_prediction, syntax_token_labeling  # noqa: F401,E402

@@ -18,9 +18,9 @@ import sys
 import time
 from collections import Counter
 
-from ..reading.instances import (Rejected, check_training_instance, cut_passages, make_instance, read_passages,
-                                 read_stopwords, split_sentences)
-from ..reading.supervision import SIGNALS
+from .instances import (Rejected, check_training_instance, cut_passages, make_instance, read_passages,
+                         read_stopwords, split_sentences)
+from .supervision import SIGNALS
 
 
 def cmd_instances(a) -> int:
@@ -40,7 +40,7 @@ def cmd_instances(a) -> int:
         if a.max and len(kept) >= a.max:
             break
     os.makedirs(a.out, exist_ok=True)
-    from ..reading.annotate import parse_lines, write_instances
+    from .annotate import parse_lines, write_instances
 
     base = os.path.join(a.out, a.split)
     write_instances(base + ".inst.jsonl", kept)
@@ -64,7 +64,7 @@ def _novel_paragraphs(path: str):
 
 
 def cmd_cut_novels(a) -> int:
-    from ..reading.ptb import ptb_tokenize
+    from .ptb import ptb_tokenize
 
     stop = read_stopwords(a.stopwords)
     files = sorted(glob.glob(os.path.join(a.novels, "*.txt")) + glob.glob(os.path.join(a.novels, "*.txt.gz")))
@@ -94,8 +94,8 @@ def cmd_cut_novels(a) -> int:
 
 
 def cmd_coref(a) -> int:
-    from ..reading.annotate import read_instances
-    from ..reading.chains import check_coref_jsonl
+    from .annotate import read_instances
+    from .chains import check_coref_jsonl
 
     base = os.path.join(a.dir, a.split)
     out = base + ".coref.jsonl"
@@ -115,11 +115,11 @@ def cmd_coref(a) -> int:
         shutil.copyfile(a.chains, out)
         return 0
     if a.backend == "neuralcoref":
-        from ..reading.coref import run_neuralcoref
+        from .coref import run_neuralcoref
 
         stats = run_neuralcoref(passages, out, a.env, a.workers, a.shard_size)
     else:
-        from ..reading.coref import run_stanza
+        from .coref import run_stanza
 
         stats = run_stanza(passages, [inst.sentences + [(len(inst.context), len(passages[k]))]
                                       for k, (_, inst) in enumerate(instances)], out)
@@ -134,8 +134,8 @@ def cmd_coref(a) -> int:
 def cmd_binarize(a) -> int:
     from fairseq.data import Dictionary
 
-    from ..data.reader_data import build_dictionary, write_split
-    from ..reading.annotate import join, read_instances
+    from .binarize import build_dictionary, write_split
+    from .annotate import join, read_instances
 
     signals = tuple(a.signals.split())
     splits = a.splits.split()

@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 from fairseq.models import BaseFairseqModel, register_model, register_model_architecture
 
-from ..modules.bidaf import (BiAttention, BiGRU, CharCNN, ExponentialMovingAverage, Highway, SelfAttentionEncoder,
+from .layers import (BiAttention, BiGRU, CharCNN, ExponentialMovingAverage, Highway, SelfAttentionEncoder,
                              spell)
 
 SUP_WHERE = ("early", "late")

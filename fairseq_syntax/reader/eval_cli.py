@@ -18,8 +18,8 @@ def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64, predi
     from fairseq import checkpoint_utils
 
     import fairseq_syntax
-    from ..data.reader_data import prefix
-    from ..reading.pointer import pointer_log_probs, pointer_sum_predict
+    from .dataset import prefix
+    from .losses import pointer_log_probs, pointer_sum_predict
 
     fairseq_syntax.register()
     models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([checkpoint], arg_overrides={"data": data})

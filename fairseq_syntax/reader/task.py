@@ -1,7 +1,7 @@
 """lambada_reader: LAMBADA as reading comprehension, with attention-supervision side data.
 
 Data (``data-prep/lambada.sh``): ``dict.txt`` and, per split, the indexed datasets of
-:mod:`fairseq_syntax.data.reader_data`. ``--signals`` loads the supervision pairs the criterion uses;
+:mod:`fairseq_syntax.reader.dataset`. ``--signals`` loads the supervision pairs the criterion uses;
 evaluation needs none. Validation and ``fairseq-syntax-lambada-eval`` use the averaged weights.
 """
 import logging
@@ -13,8 +13,8 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II
 
-from ..data.reader_data import ReaderDataset, prefix
-from ..reading.supervision import SIGNALS
+from .dataset import ReaderDataset, prefix
+from .supervision import SIGNALS
 
 logger = logging.getLogger(__name__)
 
