@@ -37,9 +37,9 @@ setup(
             "fairseq-syntax-text = fairseq_syntax.cli.text:main",
             "fairseq-syntax-user-dir = fairseq_syntax:print_user_dir",
             "fairseq-syntax-convert-bert = fairseq_syntax.cli.convert_bert:main",
-            "fairseq-syntax-classification = fairseq_syntax.cli.classification_prep:main",
-            "fairseq-syntax-lambada = fairseq_syntax.reader.prep_cli:main",
-            "fairseq-syntax-lambada-eval = fairseq_syntax.reader.eval_cli:main",
+            "fairseq-syntax-classification = fairseq_syntax.cli.glue_conll_prep:main",
+            "fairseq-syntax-lambada = fairseq_syntax.reader.lambada_prep:main",
+            "fairseq-syntax-lambada-eval = fairseq_syntax.reader.lambada_eval:main",
         ]
     },
 )

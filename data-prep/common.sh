@@ -140,3 +140,10 @@ binarize_labels() {
   fairseq-preprocess --only-source "${prefs[@]}" --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" \
     --padding-factor 1 2>&1 | grep -v tensorboardX >&2
 }
+
+# keep_log LOG OUT.gz: LOG compressed into results/, this checkout's absolute path written as '.'
+# (committed results hold no machine paths)
+keep_log() {
+  local root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  atomic "$2" bash -c "sed -e 's#$root/#./#g' -e 's#$root#.#g' '$1' | gzip -9 -n"
+}

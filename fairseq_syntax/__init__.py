@@ -1,9 +1,11 @@
-"""fairseq_syntax: syntax-guided attention (SG-Net) for fairseq.
+"""fairseq_syntax: syntax and coreference in Transformer attention, as a fairseq plugin.
 
-``fairseq-train --user-dir "$(fairseq-syntax-user-dir)" --task syntax_guided_translation
---arch transformer_sgnet ...``. fairseq imports ``tasks/`` and ``models/`` of the
-user dir itself; from Python, call :func:`register` before using fairseq.
-The core (``fairseq_syntax.syntax``, ``.parsing``, ``.modules``) never imports fairseq.
+Two studies: SG-Net and syntax-aware local attention for translation and BERT-style encoders
+(``tasks/``, ``models/``, ``modules/``), and the LAMBADA reader with supervised attention (``reader/``).
+``fairseq-train --user-dir "$(fairseq-syntax-user-dir)" --task syntax_guided_translation ...``: fairseq
+imports ``tasks/`` and ``models/`` of the user dir itself; from Python, call :func:`register` first.
+The core (``syntax``, ``parsing``, ``modules``, ``text_prep``, ``pretrained`` and the reader's text and
+layer modules) never imports fairseq.
 """
 import os
 

@@ -34,8 +34,8 @@ def main():
 
     from fairseq_syntax.cli.align import align_files
     from fairseq_syntax.parsing.sharded import parse_file
-    from fairseq_syntax.textprep import read_sgm_segments
-    from fairseq_syntax.textprep.moses import MosesPipeline
+    from fairseq_syntax.text_prep import read_sgm_segments
+    from fairseq_syntax.text_prep.moses import MosesPipeline
 
     bin_dir = Path(sys.executable).parent
     tmp = Path(tempfile.mkdtemp(prefix="bench_prep."))

@@ -35,6 +35,7 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cd "$ROOT"
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 mkdir -p "$RES"
 [ -f work/minilm/model.pt ] || fairseq-syntax-convert-bert --out work/minilm
 for task in $TASKS; do
@@ -50,6 +51,7 @@ finetune() {  # finetune TASK ARCH SEED
   [ -f "$RES/$name.score" ] && { echo "[glue] skip $name (done)" >&2; return 0; }
   ck=$ROOT/work/checkpoints/glue/$name
   echo "[glue] $name: $n updates" >&2
+  mkdir -p "$ck"
   fairseq-train "$DATA_ROOT/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --arch "$arch" \
     --restore-file "$ROOT/work/minilm/model.pt" --reset-optimizer --reset-dataloader --reset-meters \
     --init-token 0 --num-classes 2 --max-positions 512 --criterion sentence_prediction --report-mcc \
@@ -58,16 +60,17 @@ finetune() {  # finetune TASK ARCH SEED
     --max-update "$n" --batch-size 32 --dropout 0.1 --attention-dropout 0.1 --seed "$seed" \
     --validate-interval-updates $((n / 4)) --save-interval-updates $((n / 4)) --keep-interval-updates 1 \
     --no-epoch-checkpoints --best-checkpoint-metric "$metric" --maximize-best-checkpoint-metric \
-    --save-dir "$ck" --log-format simple --log-interval 50 > "$RES/$name.train.log" 2>&1
+    --save-dir "$ck" --log-format simple --log-interval 50 > "$ck/train.log" 2>&1
   fairseq-validate "$DATA_ROOT/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --init-token 0 \
     --num-classes 2 --max-positions 512 --criterion sentence_prediction --report-mcc \
-    --path "$ck/checkpoint_best.pt" --batch-size 64 --valid-subset valid > "$RES/$name.valid.log" 2>&1
+    --path "$ck/checkpoint_best.pt" --batch-size 64 --valid-subset valid > "$ck/valid.log" 2>&1
   local line
-  line=$(grep "valid on 'valid' subset" "$RES/$name.valid.log" | tail -n 1)
+  line=$(grep "valid on 'valid' subset" "$ck/valid.log" | tail -n 1)
   [ -n "$line" ] || { echo "[glue] $name: no validation line" >&2; return 1; }
-  echo "$line" | sed -E "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/task=$task arch=$arch seed=$seed accuracy=\1 mcc=\2/" \
-    > "$RES/$name.score.tmp"
-  mv "$RES/$name.score.tmp" "$RES/$name.score"
+  keep_log "$ck/train.log" "$RES/$name.train.log.gz"
+  keep_log "$ck/valid.log" "$RES/$name.valid.log.gz"
+  atomic "$RES/$name.score" sed -E "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/task=$task arch=$arch seed=$seed accuracy=\1 mcc=\2/" \
+    <<< "$line"
   rm -f "$ck"/checkpoint_last.pt "$ck"/checkpoint_*_*.pt  # keep only the best (disk)
   cat "$RES/$name.score" >&2
 }
@@ -82,4 +85,4 @@ for r in "${runs[@]}"; do
   if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
-.venv/bin/python scripts/summarize_glue.py --results "$RES"
+python scripts/summarize_glue.py --results "$RES"

@@ -10,9 +10,9 @@
 # asked for, bidaf (the baseline), sa_early_narrative. Adam lr 1e-3 with the Transformer schedule
 # (inverse square root after --warmup updates), dropout 0.1, weights averaged with decay 0.9999; the
 # best checkpoint by valid accuracy (chu_sample_valid, checked 10 times) is evaluated with
-# fairseq-syntax-lambada-eval (accuracies in {run}_seed{s}.eval.json, one line per instance in .pred.jsonl),
+# fairseq-syntax-lambada-eval (accuracies in {run}_seed{s}.eval.json, one line per instance in .pred.jsonl.gz),
 # and scripts/summarize_lambada.py tabulates them with exact McNemar tests between runs. --jobs 2 trains
-# two runs side by side with one thread each. A finished run (its .eval.json and .pred.jsonl) is skipped,
+# two runs side by side with one thread each. A finished run (its .eval.json and .pred.jsonl.gz) is skipped,
 # so the script resumes; a stopped run continues from checkpoint_last.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +42,7 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cd "$ROOT"
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 [ -f "$DATA/dict.txt" ] || { echo "no prepared data in $DATA: run data-prep/lambada.sh first" >&2; exit 1; }
 mkdir -p "$RES"
 U=$(fairseq-syntax-user-dir)
@@ -60,8 +61,9 @@ run_args() {  # the arch and supervision of a named run
 train_eval() {  # train_eval RUN SEED
   local run=$1 seed=$2 name ck
   name=${run}_seed$seed
-  [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
-  ck=$ROOT/work/checkpoints/lambada/$name
+  [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
+  ck=work/checkpoints/lambada/$name  # relative to the repository root: it is written into eval.json
+  mkdir -p "$ck"
   if [ ! -f "$RES/$name.eval.json" ]; then  # a finished run lacking only its predictions is evaluated again
   echo "[lambada] $name: $UPDATES updates" >&2
   # shellcheck disable=SC2046
@@ -71,12 +73,14 @@ train_eval() {  # train_eval RUN SEED
     --validate-interval-updates $((UPDATES / 10)) --save-interval-updates $((UPDATES / 10)) \
     --keep-interval-updates 1 --no-epoch-checkpoints --best-checkpoint-metric accuracy \
     --maximize-best-checkpoint-metric --save-dir "$ck" --log-format simple --log-interval 25 \
-    >> "$RES/$name.train.log" 2>&1
+    >> "$ck.train.log" 2>&1
   fi
-  fairseq-syntax-lambada-eval "$DATA" --path "$ck/checkpoint_best.pt" --split test --json "$RES/$name.eval.json.tmp" \
-    --predictions "$RES/$name.pred.jsonl.tmp" > "$RES/$name.eval.txt" 2>> "$RES/$name.train.log"
-  mv "$RES/$name.pred.jsonl.tmp" "$RES/$name.pred.jsonl"
-  mv "$RES/$name.eval.json.tmp" "$RES/$name.eval.json"
+  fairseq-syntax-lambada-eval "$DATA" --path "$ck/checkpoint_best.pt" --split test --json "$ck.eval.json" \
+    --predictions "$ck.pred.jsonl" > "$ck.eval.txt" 2>> "$ck.train.log"
+  keep_log "$ck.train.log" "$RES/$name.train.log.gz"
+  atomic "$RES/$name.pred.jsonl.gz" gzip -9 -n -c "$ck.pred.jsonl"
+  atomic "$RES/$name.eval.txt" cat "$ck.eval.txt"
+  atomic "$RES/$name.eval.json" cat "$ck.eval.json"
   cat "$RES/$name.eval.txt" >&2
 }
 

@@ -48,6 +48,7 @@ LOCAL=(); [ -n "$MULTI30K_DIR" ] && LOCAL=(--local-dir "$MULTI30K_DIR")
 DATA=${MULTI30K_DATA:-$ROOT/work/multi30k}
 CKPTS=${MULTI30K_CHECKPOINTS:-$ROOT/work/checkpoints}
 U=$(fairseq-syntax-user-dir)
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 mkdir -p "$RES/hyp" "$RES/logs"
 bash "$ROOT/data-prep/multi30k.sh" "${LOCAL[@]}" --out "$DATA" --parser spacy --workers 2
 TESTS=$(cut -f1 "$DATA/bin/testsets.tsv" | tr '\n' ' ')
@@ -107,7 +108,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
     fairseq-train "$DATA/bin" --user-dir "$U" $flags "${COMMON[@]}" --seed "$seed" --save-dir "$ck" \
       --max-epoch "$epoch" >> "$log" 2>&1 || { echo "[reproduce] $sys seed $seed failed or was stopped; see $log" >&2; return 1; }
   done
-  gzip -c "$log" > "$RES/logs/${sys}_seed$seed.train.log.gz.tmp" && mv -f "$RES/logs/${sys}_seed$seed.train.log.gz"{.tmp,}
+  keep_log "$log" "$RES/logs/${sys}_seed$seed.train.log.gz"
   for split in $TESTS; do
     hyp=$RES/hyp/${sys}_seed$seed.$split.de.gz
     [ -f "$hyp" ] && [ "$hyp" -nt "$ck/checkpoint_best.pt" ] && continue
@@ -116,10 +117,9 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
       --path "$ck/checkpoint_best.pt" --beam 5 --batch-size 128 --required-batch-size-multiple 1 \
       --remove-bpe --tokenizer moses --moses-no-escape > "$ck/generate.$split.txt" 2> "$ck/generate.$split.log" \
       || { tail -5 "$ck/generate.$split.log" >&2; return 1; }
-    grep '^D-' "$ck/generate.$split.txt" | sed 's/^D-//' | sort -n -k1,1 | cut -f3 | gzip -c > "$hyp.tmp"
-    [ "$(gzip -dc "$hyp.tmp" | wc -l)" = "$(wc -l < "$DATA/raw/$split.de")" ] \
-      || { rm -f "$hyp.tmp"; echo "[reproduce] $sys seed $seed $split: hypotheses missing" >&2; return 1; }
-    mv -f "$hyp.tmp" "$hyp"
+    [ "$(grep -c '^D-' "$ck/generate.$split.txt")" = "$(wc -l < "$DATA/raw/$split.de")" ] \
+      || { echo "[reproduce] $sys seed $seed $split: hypotheses missing" >&2; return 1; }
+    atomic "$hyp" bash -c "grep '^D-' '$ck/generate.$split.txt' | sed 's/^D-//' | sort -n -k1,1 | cut -f3 | gzip -9 -n"
   done
   echo "[reproduce] $sys seed $seed scored on: $TESTS" >&2
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Table of the LAMBADA reader runs (results/lambada/*.eval.json) and paired tests between them.
 
-For every pair of runs with per-instance predictions (``*.pred.jsonl``, from
+For every pair of runs with per-instance predictions (``*.pred.jsonl.gz``, from
 ``fairseq-syntax-lambada-eval --predictions``) on the same split it gives the exact McNemar test: the
 instances one run gets right and the other wrong, against a fair coin. With ``--instances`` (the
 prepared ``test.inst.jsonl``) and ``--stopwords`` it also scores a model-free reference, the most
@@ -10,6 +10,7 @@ frequent non-stop word of the context (ties: the latest). Writes ``summary.json`
 from __future__ import annotations
 
 import argparse
+import gzip
 import itertools
 import json
 import math
@@ -62,9 +63,10 @@ def main(argv=None) -> int:
         print(f"| {name} | " + " | ".join(f"{r[k]['accuracy']:.2f} (n={r[k]['n']})" for k in ROWS) + " |")
     preds = {}
     for name in runs:
-        f = res / f"{name}.pred.jsonl"
+        f = res / f"{name}.pred.jsonl.gz"
         if f.exists():
-            preds[name] = [json.loads(line)["correct"] for line in f.open()]
+            with gzip.open(f, "rt", encoding="utf-8") as fh:
+                preds[name] = [json.loads(line)["correct"] for line in fh]
     tests = []
     for x, y in itertools.combinations(sorted(preds), 2):
         if len(preds[x]) != len(preds[y]):

@@ -6,12 +6,12 @@ import pytest
 import torch
 
 import fairseq_syntax
-from fairseq_syntax.cli.classification_prep import wordpiece_file
+from fairseq_syntax.cli.glue_conll_prep import wordpiece_file
 from fairseq_syntax.cli.convert_bert import build_fairseq_model
 from fairseq_syntax.parsing.conllu import ParsedSentence, format_conllu
 from fairseq_syntax.pretrained.bert import load_bert, minilm_model_dir
 from fairseq_syntax.syntax import align_heads_to_word_starts, check_subword_heads, sdoi_mask, shift_codes, sla_mask
-from fairseq_syntax.textprep.wordpiece import WordPieceTokenizer, basic_words
+from fairseq_syntax.text_prep.wordpiece import WordPieceTokenizer, basic_words
 
 from .conftest import SHARED_DATA
 

@@ -25,6 +25,7 @@ def cola(tmp_path_factory, minilm_converted):
     return out
 
 
+@pytest.mark.slow
 def test_prepared_data_keeps_berts_pieces_and_valid_heads(cola, minilm_converted):
     dev = [line.rstrip("\n").split("\t") for line in open(SHARED_DATA / "glue/CoLA/dev.tsv", encoding="utf-8")][:48]
     assert (cola / "raw/valid.input0").read_text().splitlines() == [r[3] for r in dev]
@@ -44,6 +45,7 @@ def test_prepared_data_keeps_berts_pieces_and_valid_heads(cola, minilm_converted
     assert proc.stderr.count("skip") == 5, proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["roberta_baseline_small", "roberta_sgnet_small", "roberta_sla_small"])
 def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_path, arch):
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()

@@ -26,7 +26,7 @@ from fairseq_syntax.reader.losses import (attention_supervision_nll, pointer_log
 from fairseq_syntax.syntax import align_heads_to_subwords, shift_codes
 
 from .test_lambada_supervision import PASSAGE, annotation
-from .test_model import make_args, sample_batch
+from .test_transformer_sgnet import make_args, sample_batch
 from .test_trees import NONPROJ_HEADS, PAPER_HEADS
 
 fairseq_syntax.register()

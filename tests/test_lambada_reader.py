@@ -88,6 +88,7 @@ def lambada(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_prepared_lambada_has_instances_chains_and_signals(lambada):
     raw, bin_ = lambada / "raw", lambada / "bin"
     test = [json.loads(line) for line in open(raw / "test.inst.jsonl")]
@@ -107,6 +108,7 @@ def test_prepared_lambada_has_instances_chains_and_signals(lambada):
     assert proc.stderr.count("skip") >= 4 and "nothing to do" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch,signals", [("bidaf", "none"), ("bidaf_sa_early", "CorefAll"),
                                           ("bidaf_sa_late", "DepParse Narrative")])
 def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
@@ -140,6 +142,7 @@ def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
         assert p["correct"] == (p["predicted"] == inst.answer)
 
 
+@pytest.mark.slow
 def test_signals_need_a_self_attention_layer(lambada, tmp_path):
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
     proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",

@@ -1,4 +1,4 @@
-"""Syntax-aware local attention masks (METHODS §2) against a plain-Python reading of the definition."""
+"""Syntax-aware local attention masks (docs/methods.md §2) against a plain-Python reading of the definition."""
 import torch
 
 from fairseq_syntax.syntax import align_heads_to_subwords, tree_distance

@@ -31,6 +31,7 @@ def test_metadata_has_ranges_and_optional_parsers():
         assert sum(r.marker.evaluate(env) for r in fairseqs.values()) == 1, v
 
 
+@pytest.mark.slow
 def test_pip_keeps_the_environments_torch_and_fairseq(tmp_path):
     report = tmp_path / "report.json"
     subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-build-isolation", "--report",

@@ -7,7 +7,7 @@ import torch
 
 from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.data.token_labels import IGNORE, WordStartLabelsDataset
-from fairseq_syntax.textprep.spans import f1, span_counts, spans
+from fairseq_syntax.text_prep.spans import f1, span_counts, spans
 
 from .conftest import ROOT, SHARED_DATA, run
 
@@ -50,6 +50,7 @@ def test_a_batch_of_labels_is_padded_with_ignore():
     assert codes.collater([1, 0]).tolist() == [[0, 4, -2, 4, 4, -5, -5, 0], [0, 2, 0, 0, 0, 0, 0, 0]]
 
 
+@pytest.mark.slow
 def test_conll2003_prepare_fine_tune_and_evaluate(tmp_path, minilm_converted):
     out = tmp_path / "conll"
     run(["bash", str(ROOT / "data-prep/conll2003.sh"), "--conll-dir", str(SHARED_DATA / "conll2003"), "--out", str(out),

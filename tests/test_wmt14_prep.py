@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import BIN, ROOT, SHARED_DATA, run
 
+pytestmark = pytest.mark.slow  # end-to-end: real data-prep and training
+
 SCRIPT = str(ROOT / "data-prep/wmt14.sh")
 
 

@@ -6,9 +6,9 @@ import sys
 
 from ..atomic import atomic_path
 
-from ..textprep.clean import clean_parallel
-from ..textprep.moses import tokenize_file
-from ..textprep.sgm import read_sgm_segments
+from ..text_prep.clean import clean_parallel
+from ..text_prep.moses import tokenize_file
+from ..text_prep.sgm import read_sgm_segments
 
 
 def main(argv=None) -> int:

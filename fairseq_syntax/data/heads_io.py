@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 
 import numpy as np
 from fairseq.data import indexed_dataset
 
+from ..atomic import atomic_path
 from ..syntax.alignment import check_subword_heads
 from .packed import open_indexed
 
@@ -47,12 +49,14 @@ def check_sizes(heads_sizes, src_sizes, heads_name: str, src_name: str, eos: int
 
 
 class IndexedWriter:
-    """Items into ``{prefix}.bin/.idx`` through a temporary name, renamed into place by :meth:`close`."""
+    """Items into ``{prefix}.bin/.idx``, written under temporary names that :meth:`close` renames into place."""
 
     def __init__(self, path_prefix: str, dtype=np.int32):
         self.prefix = path_prefix
-        self.tmp = f"{path_prefix}.tmp{os.getpid()}"
-        self.b = indexed_dataset.MMapIndexedDatasetBuilder(indexed_dataset.data_file_path(self.tmp), dtype=dtype)
+        self._files = ExitStack()
+        self._bin = self._files.enter_context(atomic_path(indexed_dataset.data_file_path(path_prefix)))
+        self._idx = self._files.enter_context(atomic_path(indexed_dataset.index_file_path(path_prefix)))
+        self.b = indexed_dataset.MMapIndexedDatasetBuilder(self._bin, dtype=dtype)
 
     def add(self, values) -> None:
         import torch
@@ -60,9 +64,8 @@ class IndexedWriter:
         self.b.add_item(torch.as_tensor(np.asarray(values, dtype=np.int64).reshape(-1)))
 
     def close(self) -> None:
-        self.b.finalize(indexed_dataset.index_file_path(self.tmp))
-        for f in (indexed_dataset.data_file_path, indexed_dataset.index_file_path):
-            os.replace(f(self.tmp), f(self.prefix))
+        self.b.finalize(self._idx)
+        self._files.close()
 
 
 def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_trees: "int | None" = None) -> int:

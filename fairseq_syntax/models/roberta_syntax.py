@@ -4,8 +4,8 @@ Three registered models share one encoder, so a comparison changes only the synt
 
 * ``roberta_baseline``: fairseq's RoBERTa encoder as it is, plus ``--layernorm-eps`` so that
   lifted BERT weights (eps 1e-12) reproduce the original model;
-* ``roberta_sgnet``: the SDOI layer and dual aggregation on top (METHODS §1);
-* ``roberta_sla``: gated syntax-aware local attention in every layer (METHODS §2).
+* ``roberta_sgnet``: the SDOI layer and dual aggregation on top (docs/methods.md §1);
+* ``roberta_sla``: gated syntax-aware local attention in every layer (docs/methods.md §2).
 
 A fairseq RoBERTa checkpoint, or a converted BERT (``fairseq-syntax-convert-bert``), loads into
 each: the new parameters keep their fresh initialisation and everything else must match.
@@ -25,7 +25,8 @@ from fairseq.utils import safe_hasattr
 
 from ..modules.sdoi_attention import SyntaxGuidedAggregation
 from ..modules.sla_attention import pair_segments
-from .sgnet_options import add_sgnet_args, fill_new_parameters, sgnet_defaults
+from .checkpoint_lifting import fill_new_parameters
+from .sgnet_options import add_sgnet_args, sgnet_defaults
 from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encoder_layers, sla_defaults
 
 CLS_SCOPES = ("sentence", "self")
@@ -259,19 +260,69 @@ def large_sizes(args):
     args.encoder_attention_heads = getattr(args, "encoder_attention_heads", 16)
 
 
-ARCH_SIZES = {"": None, "_base": None, "_large": large_sizes, "_small": small_sizes}  # "" and _base: RoBERTa-base
+# One architecture per model and size, written out so that grep finds each name.
+
+@register_model_architecture("roberta_baseline", "roberta_baseline")
+def roberta_baseline(args):
+    RobertaBaselineModel.fill_defaults(args)
 
 
-def _register(model: str, cls) -> None:
-    for suffix, sizes in ARCH_SIZES.items():
-        def arch(args, sizes=sizes):
-            if sizes is not None:
-                sizes(args)
-            cls.fill_defaults(args)
-
-        register_model_architecture(model, model + suffix)(arch)
+@register_model_architecture("roberta_baseline", "roberta_baseline_base")
+def roberta_baseline_base(args):
+    RobertaBaselineModel.fill_defaults(args)
 
 
-for _name, _cls in (("roberta_baseline", RobertaBaselineModel), ("roberta_sgnet", RobertaSGNetModel),
-                    ("roberta_sla", RobertaSLAModel)):
-    _register(_name, _cls)
+@register_model_architecture("roberta_baseline", "roberta_baseline_small")
+def roberta_baseline_small(args):
+    small_sizes(args)
+    RobertaBaselineModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_baseline", "roberta_baseline_large")
+def roberta_baseline_large(args):
+    large_sizes(args)
+    RobertaBaselineModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sgnet", "roberta_sgnet")
+def roberta_sgnet(args):
+    RobertaSGNetModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sgnet", "roberta_sgnet_base")
+def roberta_sgnet_base(args):
+    RobertaSGNetModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sgnet", "roberta_sgnet_small")
+def roberta_sgnet_small(args):
+    small_sizes(args)
+    RobertaSGNetModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sgnet", "roberta_sgnet_large")
+def roberta_sgnet_large(args):
+    large_sizes(args)
+    RobertaSGNetModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sla", "roberta_sla")
+def roberta_sla(args):
+    RobertaSLAModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sla", "roberta_sla_base")
+def roberta_sla_base(args):
+    RobertaSLAModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sla", "roberta_sla_small")
+def roberta_sla_small(args):
+    small_sizes(args)
+    RobertaSLAModel.fill_defaults(args)
+
+
+@register_model_architecture("roberta_sla", "roberta_sla_large")
+def roberta_sla_large(args):
+    large_sizes(args)
+    RobertaSLAModel.fill_defaults(args)

@@ -53,6 +53,8 @@ class SLAEncoderLayer(TransformerEncoderLayerBase):
         super().__init__(cfg, return_fc=return_fc)
         self.sla_gate = SLAGate(self.embed_dim, bias_init=gate_bias_init)
 
+    # fairseq's forward calls self.self_attn with fixed arguments, so the per-batch local mask and the gate
+    # reach the attention only through this copy of it (or through state left on the module between calls).
     def forward(self, x, encoder_padding_mask: Optional[torch.Tensor], attn_mask: Optional[torch.Tensor] = None,
                 local_allowed: Optional[torch.Tensor] = None):
         if attn_mask is not None:
@@ -89,7 +91,8 @@ class SLAEncoderLayer(TransformerEncoderLayerBase):
 
 def run_encoder_layers(encoder, src_tokens, local: Optional[torch.Tensor], return_all_hiddens: bool = False,
                        token_embeddings: Optional[torch.Tensor] = None):
-    """fairseq's ``TransformerEncoderBase.forward_scriptable``, passing the local mask to every layer."""
+    """fairseq's ``TransformerEncoderBase.forward_scriptable``, passing the local mask to every layer (its
+    layer calls take no extra arguments, hence the copy)."""
     padding_mask = src_tokens.eq(encoder.padding_idx)
     has_pads = bool(padding_mask.any())
     x, embedding = encoder.forward_embedding(src_tokens, token_embeddings)

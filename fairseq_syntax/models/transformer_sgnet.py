@@ -14,7 +14,8 @@ from fairseq.models.transformer import (
 )
 
 from ..modules.sdoi_attention import SyntaxGuidedAggregation
-from .sgnet_options import add_sgnet_args, fill_new_parameters, sgnet_defaults
+from .checkpoint_lifting import fill_new_parameters
+from .sgnet_options import add_sgnet_args, sgnet_defaults
 from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encoder_layers, sla_defaults
 
 SYNTAX_PREFIX = "syntax_guided."
@@ -23,7 +24,7 @@ SYNTAX_PREFIX = "syntax_guided."
 class TransformerSGNetEncoder(TransformerEncoderBase):
     """The Transformer encoder, then SDOI attention and the dual aggregation; the decoder reads H̄.
 
-    With ``--encoder-sla`` every encoder layer is a syntax-aware local attention layer (METHODS §2).
+    With ``--encoder-sla`` every encoder layer is a syntax-aware local attention layer (docs/methods.md §2).
     """
 
     def __init__(self, cfg, dictionary, embed_tokens, args):

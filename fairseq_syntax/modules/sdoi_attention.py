@@ -1,4 +1,4 @@
-"""SG-Net's syntax-guided layer (METHODS §1), in plain torch.
+"""SG-Net's syntax-guided layer (docs/methods.md §1), in plain torch.
 
 H' = SDOI-masked multi-head self-attention over the encoder output H, then a GELU
 feed-forward block, each with residual and LayerNorm; H̄ = αH + (1−α)H'.

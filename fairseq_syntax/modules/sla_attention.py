@@ -1,4 +1,4 @@
-"""Gated syntax-aware local attention (SLA, METHODS §2), in plain torch.
+"""Gated syntax-aware local attention (SLA, docs/methods.md §2), in plain torch.
 
 Local and global attention share one set of Q, K, V projections (so pretrained weights lift
 over unchanged); a per-token gate g = σ(W_g h + b_g) mixes the two distributions:

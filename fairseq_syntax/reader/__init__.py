@@ -7,6 +7,6 @@ and ``coref`` (coreference records and backends; ``neuralcoref_worker`` runs in 
 ``layers`` (BiDAF, self-attention, the weight average).
 
 fairseq glue: ``binarize`` and ``dataset`` (indexed side data, batches), ``model`` (``bidaf_sa``), ``task``
-(``lambada_reader``), ``criterion`` (``pointer_sum``), ``prep_cli`` and ``eval_cli`` (``fairseq-syntax-lambada``
+(``lambada_reader``), ``criterion`` (``pointer_sum``), ``lambada_prep`` and ``lambada_eval`` (``fairseq-syntax-lambada``
 and ``fairseq-syntax-lambada-eval``). The registries in ``tasks/``, ``models/`` and ``criterions/`` import them.
 """

@@ -1,6 +1,6 @@
 """BiDAF with (supervisable) multi-head self-attention for LAMBADA as reading comprehension.
 
-Architectures (Wang et al. 2020, METHODS §3):
+Architectures (*Attending to Entities for Better Text Understanding*, docs/methods.md §3):
 
 * ``bidaf``: embeddings (words + char-CNN, highway) -> contextual BiGRU -> bi-attention -> LayerNorm
   -> 2-layer modeling BiGRU -> LayerNorm -> pointer over context positions;

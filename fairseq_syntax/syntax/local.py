@@ -1,4 +1,4 @@
-"""Masks for syntax-aware local attention (SLA, METHODS §2) and its window baseline (WLA), batched.
+"""Masks for syntax-aware local attention (SLA, docs/methods.md §2) and its window baseline (WLA), batched.
 
 Built from the same subword head codes as the SDOI masks, on the model's device.
 """

@@ -18,6 +18,7 @@ import sys
 import time
 from collections import Counter
 
+from ..atomic import atomic_path
 from .instances import (Rejected, check_training_instance, cut_passages, make_instance, read_passages,
                          read_stopwords, split_sentences)
 from .supervision import SIGNALS
@@ -72,8 +73,7 @@ def cmd_cut_novels(a) -> int:
         print(f"fairseq-syntax-lambada: error: no .txt or .txt.gz novels in {a.novels}", file=sys.stderr)
         return 1
     n = 0
-    tmp = a.out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as out:
+    with atomic_path(a.out) as tmp, open(tmp, "w", encoding="utf-8") as out:
         for path in files:
             def sentences():
                 for para in _novel_paragraphs(path):
@@ -88,7 +88,6 @@ def cmd_cut_novels(a) -> int:
                     break
             if a.max and n >= a.max:
                 break
-    os.replace(tmp, a.out)
     print(f"[lambada] cut {n} passages from {len(files)} novels into {a.out}", file=sys.stderr)
     return 0
 

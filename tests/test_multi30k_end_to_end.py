@@ -11,6 +11,8 @@ import pytest
 
 from .conftest import BIN, run
 
+pytestmark = pytest.mark.slow  # end-to-end: real data-prep and training
+
 TRAIN = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch", "transformer_sgnet_small",
          "--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-4", "--lr-scheduler", "inverse_sqrt",
          "--warmup-updates", "50", "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",

@@ -17,7 +17,7 @@ import sys
 from ..atomic import atomic_path
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_word_starts
-from ..textprep.wordpiece import WordPieceTokenizer, basic_words, word_starts
+from ..text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
 
 # GLUE tasks as fairseq's examples/roberta/preprocess_GLUE_tasks.sh reads them:
 # (has a header line, input columns, label column (train/dev), regression)
