@@ -5,6 +5,8 @@
 #   bash scripts/reproduce_lambada.sh [--data work/lambada/bin] [--updates 1000] [--warmup 250]
 #                                     [--batch-size 32] [--seeds "1"] [--runs "sa_early sa_early_corefall"]
 #                                     [--jobs 2] [--out results/lambada] [--stopwords FILE]
+#                                     [--converge [--valid-interval 500] [--patience 5] [--max-update 30000]]
+#                                     [--fp16] [--tag NAME]
 #
 # Runs: sa_early (no supervision), sa_early_corefall (CorefAll on head 0 of layer 3, λ = 0.3), and, if
 # asked for, bidaf (the baseline), sa_early_narrative. Adam lr 1e-3 with the Transformer schedule
@@ -14,6 +16,9 @@
 # and scripts/summarize_lambada.py tabulates them with exact McNemar tests between runs. --jobs 2 trains
 # two runs side by side with one thread each. A finished run (its .eval.json and .pred.jsonl.gz) is skipped,
 # so the script resumes; a stopped run continues from checkpoint_last.
+# --converge trains until valid accuracy has not improved for --patience validations (one every
+# --valid-interval updates; capped at --max-update), decided from the whole log by scripts/early_stopping.py,
+# so an interrupted run stops where an uninterrupted one would. --tag prefixes the run names (e.g. converged).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$ROOT/work/lambada/bin
@@ -25,6 +30,12 @@ RUNS="sa_early sa_early_corefall"
 JOBS=2
 RES=$ROOT/results/lambada
 STOPWORDS=$ROOT/../shared/data/lambada/stopwords.txt
+CONVERGE=0
+INTERVAL=500
+PATIENCE=5
+MAX_UPDATE=30000
+EXTRA=()
+TAG=""
 while [ $# -gt 0 ]; do
   case $1 in
     --data) DATA=$2; shift 2 ;;
@@ -36,7 +47,13 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS=$2; shift 2 ;;
     --out) RES=$2; shift 2 ;;
     --stopwords) STOPWORDS=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --converge) CONVERGE=1; shift ;;
+    --valid-interval) INTERVAL=$2; shift 2 ;;
+    --patience) PATIENCE=$2; shift 2 ;;
+    --max-update) MAX_UPDATE=$2; shift 2 ;;
+    --fp16) EXTRA+=(--fp16); shift ;;
+    --tag) TAG=$2_; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -58,22 +75,35 @@ run_args() {  # the arch and supervision of a named run
   esac
 }
 
-train_eval() {  # train_eval RUN SEED
-  local run=$1 seed=$2 name ck
-  name=${run}_seed$seed
-  [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
-  ck=work/checkpoints/lambada/$name  # relative to the repository root: it is written into eval.json
-  mkdir -p "$ck"
-  if [ ! -f "$RES/$name.eval.json" ]; then  # a finished run lacking only its predictions is evaluated again
-  echo "[lambada] $name: $UPDATES updates" >&2
+train() {  # train RUN SEED CK [flags]: fairseq-train of one run into CK, appending to CK.train.log
+  local run=$1 seed=$2 ck=$3; shift 3
   # shellcheck disable=SC2046
   fairseq-train "$DATA" --user-dir "$U" --task lambada_reader $(run_args "$run") --criterion pointer_sum \
     --optimizer adam --lr 1e-3 --lr-scheduler inverse_sqrt --warmup-updates "$WARMUP" --warmup-init-lr 1e-7 \
-    --batch-size "$BSZ" --max-update "$UPDATES" --dropout 0.1 --seed "$seed" \
-    --validate-interval-updates $((UPDATES / 10)) --save-interval-updates $((UPDATES / 10)) \
-    --keep-interval-updates 1 --no-epoch-checkpoints --best-checkpoint-metric accuracy \
-    --maximize-best-checkpoint-metric --save-dir "$ck" --log-format simple --log-interval 25 \
-    >> "$ck.train.log" 2>&1
+    --batch-size "$BSZ" --dropout 0.1 --seed "$seed" --keep-interval-updates 1 --no-epoch-checkpoints \
+    --best-checkpoint-metric accuracy --maximize-best-checkpoint-metric --save-dir "$ck" \
+    --log-format simple --log-interval 25 "${EXTRA[@]}" "$@" >> "$ck.train.log" 2>&1
+}
+
+train_eval() {  # train_eval RUN SEED
+  local run=$1 seed=$2 name ck next
+  name=$TAG${run}_seed$seed
+  [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
+  ck=work/checkpoints/lambada/$name  # relative to the repository root: it is written into eval.json
+  mkdir -p "$ck"
+  if [ "$CONVERGE" = 1 ]; then
+    while true; do
+      next=$(python scripts/early_stopping.py "$ck.train.log" --metric accuracy --maximize --patience "$PATIENCE" \
+        --max-update "$MAX_UPDATE" --interval "$INTERVAL")
+      [ "$next" != stop ] || break
+      echo "[lambada] $name: training to update $next" >&2
+      train "$run" "$seed" "$ck" --max-update "$next" --validate-interval-updates "$INTERVAL" \
+        --save-interval-updates "$INTERVAL" --validate-interval 100000 || return 1
+    done
+  elif [ ! -f "$ck/checkpoint_best.pt" ] || ! grep -q "done training" "$ck.train.log"; then
+    echo "[lambada] $name: $UPDATES updates" >&2
+    train "$run" "$seed" "$ck" --max-update "$UPDATES" --validate-interval-updates $((UPDATES / 10)) \
+      --save-interval-updates $((UPDATES / 10)) || return 1
   fi
   fairseq-syntax-lambada-eval "$DATA" --path "$ck/checkpoint_best.pt" --split test --json "$ck.eval.json" \
     --predictions "$ck.pred.jsonl" > "$ck.eval.txt" 2>> "$ck.train.log"

@@ -97,7 +97,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
   # uninterrupted one would (fairseq's own --patience restarts its count on resume)
   while [ ! -f "$ck/done" ]; do
-    epoch=$(python "$ROOT/scripts/summarize_multi30k.py" --next-epoch "$log" --patience "$PATIENCE" --max-update "$MAX_UPDATE")
+    epoch=$(python "$ROOT/scripts/early_stopping.py" "$log" --metric loss --patience "$PATIENCE" --max-update "$MAX_UPDATE")
     if [ "$epoch" = stop ]; then
       touch "$ck/done"
       echo "[reproduce] $sys seed $seed: stopped after epoch $(grep -c "valid on 'valid'" "$log" || true) validations" >&2

@@ -7,11 +7,6 @@ update by validation loss, why it stopped) is read from its compressed training 
 hypotheses in ``hyp/`` against the raw references of every test set in ``testsets.tsv``. Per system and test
 set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
 (sacreBLEU, 1,000 resamples). Only finished runs (stopped by patience or the update cap) are scored.
-
-    python scripts/summarize_multi30k.py --next-epoch LOG --patience P --max-update N
-
-prints the epoch to train up to next, or ``stop`` (the early stopping of reproduce_multi30k.sh: fairseq's
-own ``--patience`` forgets its count when a run resumes, so the whole log decides).
 """
 from __future__ import annotations
 
@@ -24,7 +19,8 @@ import statistics
 import sys
 from pathlib import Path
 
-VALID = re.compile(r"epoch (\d+) \| valid on 'valid' subset \| loss ([\d.]+) .*?\| num_updates (\d+)")
+from early_stopping import convergence
+
 BASELINE = "vanilla"
 ORDER = ["vanilla", "sgnet", "sgnet_random_trees", "vanilla_plus1", "sgnet_learn_alpha", "sgnet_first_head"]
 LABELS = {
@@ -35,39 +31,6 @@ LABELS = {
     "sgnet_learn_alpha": "SG-Net, learned α",
     "sgnet_first_head": "SG-Net, first_head subwords",
 }
-
-
-def open_log(path: str):
-    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
-
-
-def convergence(log: str, patience: int, max_update: int) -> dict:
-    """Validation losses by epoch (a re-run epoch counts once, its last value) and whether the run is over."""
-    by_epoch: dict[int, tuple[float, int]] = {}
-    if os.path.exists(log):
-        with open_log(log) as fh:
-            for line in fh:
-                m = VALID.search(line)
-                if m:
-                    by_epoch[int(m.group(1))] = (float(m.group(2)), int(m.group(3)))
-    epochs = sorted(by_epoch)
-    out = {"epochs": len(epochs), "valid_loss": [by_epoch[e][0] for e in epochs], "stopped": None}
-    if not epochs:
-        return out
-    best = min(epochs, key=lambda e: (by_epoch[e][0], e))
-    last = epochs[-1]
-    out.update(best_epoch=best, best_update=by_epoch[best][1], best_valid_loss=by_epoch[best][0],
-               last_epoch=last, last_update=by_epoch[last][1], epochs_after_best=last - best)
-    if by_epoch[last][1] >= max_update:
-        out["stopped"] = "max_update"
-    elif last - best >= patience:
-        out["stopped"] = "patience"
-    return out
-
-
-def next_epoch(log: str, patience: int, max_update: int) -> str:
-    c = convergence(log, patience, max_update)
-    return "stop" if c["stopped"] else str(c.get("last_epoch", 0) + 1)
 
 
 def read_lines(path: Path) -> list[str]:
@@ -85,7 +48,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
     for log in sorted((results / "logs").glob("*_seed*.train.log.gz")):
         m = re.match(r"(.+)_seed(\d+)\.train\.log\.gz$", log.name)
         system, seed = m.group(1), int(m.group(2))
-        conv = convergence(str(log), patience, max_update)
+        conv = convergence(str(log), "loss", patience, max_update)
         runs.setdefault(system, {})[seed] = {"convergence": conv, "scores": {}}
     refs = {split: read_lines(data / "raw" / f"{split}.de") for split, _, _ in tests}
     hyps: dict[tuple, list[str]] = {}
@@ -98,10 +61,11 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
                     if len(hyps[system, seed, split]) != len(refs[split]):
                         raise ValueError(f"{path}: {len(hyps[system, seed, split])} lines for {len(refs[split])} references")
     bleu, chrf = BLEU(), CHRF()
-    signatures = {"BLEU": str(bleu.get_signature()), "chrF2": str(chrf.get_signature())}
     for (system, seed, split), h in hyps.items():
         runs[system][seed]["scores"][split] = {"BLEU": round(bleu.corpus_score(h, [refs[split]]).score, 2),
                                                 "chrF2": round(chrf.corpus_score(h, [refs[split]]).score, 2)}
+    signatures = ({"BLEU": str(bleu.get_signature()), "chrF2": str(chrf.get_signature())} if hyps
+                  else {"BLEU": None, "chrF2": None})
     # paired bootstrap against vanilla of the same seed, per test set
     for (system, seed, split), h in hyps.items():
         base = hyps.get((BASELINE, seed, split))
@@ -166,18 +130,15 @@ def markdown(summary: dict) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, help="the data-prep output (bin/testsets.tsv, raw/{split}.de)")
-    p.add_argument("--results", type=Path, help="results/multi30k (logs/, hyp/)")
+    p.add_argument("--data", type=Path, default=Path("work/multi30k"),
+                   help="the data-prep output (bin/testsets.tsv, raw/{split}.de)")
+    p.add_argument("--results", type=Path, default=Path("results/multi30k"), help="results/multi30k (logs/, hyp/)")
     p.add_argument("--patience", type=int, default=5)
     p.add_argument("--max-update", type=int, default=8000)
     p.add_argument("--bootstrap", type=int, default=1000)
-    p.add_argument("--next-epoch", metavar="LOG", help="print the next epoch to train to, or 'stop'")
     args = p.parse_args(argv)
-    if args.next_epoch:
-        print(next_epoch(args.next_epoch, args.patience, args.max_update))
-        return 0
     if not (args.data and args.results):
-        p.error("give --data and --results (or --next-epoch LOG)")
+        p.error("give --data and --results")
     summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap)
     for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", markdown(summary))):
         tmp = args.results / f"{name}.tmp"

@@ -1,0 +1,90 @@
+"""Early stopping that survives interruptions, decided from the whole training log.
+
+fairseq's ``--patience`` keeps its count in memory: after a resume it starts again from zero and from
+whatever the first validation gives, so an interrupted run stops later than an uninterrupted one. The
+reproduce scripts instead train one stretch at a time (``--max-epoch`` or ``--max-update``) and ask this
+script, which reads every validation in the log, whether to go on:
+
+    python scripts/early_stopping.py LOG --metric loss --patience 5 --max-update 8000             # per epoch
+    python scripts/early_stopping.py LOG --metric accuracy --maximize --patience 5 --interval 500  # per 500 updates
+
+It prints the next ``--max-epoch`` (or ``--max-update``) to train to, or ``stop``. A validation repeated after a
+resume counts once (its last value).
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import re
+import sys
+
+
+def open_log(path: str):
+    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+
+
+def validations(log: str, metric: str, by: str = "epoch") -> dict[int, tuple[float, int]]:
+    """{epoch or update: (metric value, num_updates)} of every validation on the 'valid' subset in ``log``."""
+    line_re = re.compile(r"epoch (\d+) \| valid on 'valid' subset \|(.*)")
+    out: dict[int, tuple[float, int]] = {}
+    if not os.path.exists(log):
+        return out
+    with open_log(log) as fh:
+        for line in fh:
+            m = line_re.search(line)
+            if not m:
+                continue
+            fields = dict(f.strip().split(" ", 1) for f in m.group(2).split("|") if " " in f.strip())
+            if metric not in fields or "num_updates" not in fields:
+                continue
+            updates = int(fields["num_updates"])
+            out[int(m.group(1)) if by == "epoch" else updates] = (float(fields[metric]), updates)
+    return out
+
+
+def convergence(log: str, metric: str, patience: int, max_update: int, maximize: bool = False,
+                by: str = "epoch") -> dict:
+    """The validation curve and whether training is over: ``patience`` validations without a better value,
+    or ``max_update`` reached."""
+    vals = validations(log, metric, by)
+    keys = sorted(vals)
+    out = {"validations": len(keys), f"valid_{metric}": [vals[k][0] for k in keys], "stopped": None}
+    if not keys:
+        return out
+    sign = -1 if maximize else 1
+    best = min(keys, key=lambda k: (sign * vals[k][0], k))
+    last = keys[-1]
+    after = sum(1 for k in keys if k > best)
+    out.update({f"best_{by}": best, "best_update": vals[best][1], f"best_valid_{metric}": vals[best][0],
+                f"last_{by}": last, "last_update": vals[last][1], "validations_after_best": after})
+    if vals[last][1] >= max_update:
+        out["stopped"] = "max_update"
+    elif after >= patience:
+        out["stopped"] = "patience"
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("log")
+    p.add_argument("--metric", default="loss")
+    p.add_argument("--maximize", action="store_true")
+    p.add_argument("--patience", type=int, required=True, help="validations without improvement")
+    p.add_argument("--max-update", type=int, required=True)
+    p.add_argument("--interval", type=int, default=0,
+                   help="validate every N updates (the script prints the next --max-update); 0: every epoch")
+    a = p.parse_args(argv)
+    by = "update" if a.interval else "epoch"
+    c = convergence(a.log, a.metric, a.patience, a.max_update, a.maximize, by)
+    if c["stopped"]:
+        print("stop")
+    elif a.interval:
+        print(min(c.get("last_update", 0) + a.interval, a.max_update))
+    else:
+        print(c.get("last_epoch", 0) + 1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Early stopping from the whole log (scripts/early_stopping.py) and the Multi30k summary built on it."""
+import gzip
+import json
+import subprocess
+import sys
+
+from .conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from early_stopping import convergence  # noqa: E402
+
+
+def valid_line(epoch, updates, **metrics):
+    fields = " | ".join(f"{k} {v}" for k, v in metrics.items())
+    return (f"2026-11-23 06:13:18 | INFO | valid | epoch {epoch:03d} | valid on 'valid' subset | {fields} | "
+            f"wps 2386.1 | num_updates {updates} | best_loss 8.899\n")
+
+
+def next_target(log, *args):
+    out = subprocess.run([sys.executable, str(ROOT / "scripts/early_stopping.py"), str(log), *args],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_patience_counts_every_validation_once_across_resumes(tmp_path):
+    log = tmp_path / "train.log"
+    losses = [5.0, 4.0, 3.5, 3.6, 3.7]
+    text = "".join(valid_line(e, 128 * e, loss=v) for e, v in enumerate(losses, 1))
+    text += "... resumed from checkpoint_last.pt ...\n" + valid_line(5, 640, loss=3.7)  # epoch 5 again
+    log.write_text(text)
+    c = convergence(str(log), "loss", patience=3, max_update=10000)
+    assert c["best_epoch"] == 3 and c["validations"] == 5 and c["validations_after_best"] == 2
+    assert c["stopped"] is None and next_target(log, "--patience", "3", "--max-update", "10000") == "6"
+    with open(log, "a") as fh:
+        fh.write(valid_line(6, 768, loss=3.55))
+    assert next_target(log, "--patience", "3", "--max-update", "10000") == "stop"
+    assert next_target(log, "--patience", "4", "--max-update", "700") == "stop"  # the cap
+
+
+def test_accuracy_per_update_interval(tmp_path):
+    log = tmp_path / "train.log.gz"
+    with gzip.open(log, "wt") as fh:
+        for k, acc in enumerate([10.0, 14.0, 13.0], 1):
+            fh.write(valid_line(1, 500 * k, loss=3.0, accuracy=acc))
+    args = ["--metric", "accuracy", "--maximize", "--patience", "2", "--max-update", "5000", "--interval", "500"]
+    assert next_target(log, *args) == "2000"
+    c = convergence(str(log), "accuracy", 2, 5000, maximize=True, by="update")
+    assert c["best_update"] == 1000 and c["best_valid_accuracy"] == 14.0
+    assert next_target(tmp_path / "missing.log", *args) == "500"
+
+
+def test_multi30k_summary_from_runs(tmp_path):
+    """Two systems, two seeds: mean ± std per test set, a paired bootstrap p per seed, only finished runs."""
+    data, res = tmp_path / "data", tmp_path / "res"
+    (data / "bin").mkdir(parents=True)
+    (data / "raw").mkdir()
+    (res / "hyp").mkdir(parents=True)
+    (res / "logs").mkdir()
+    refs = [f"ein Mann mit Hut fährt Rad Nummer {i} ." for i in range(40)]
+    (data / "raw/test.de").write_text("\n".join(refs) + "\n")
+    (data / "bin/testsets.tsv").write_text("test\ttest_2016_flickr\t40\n")
+    for system, seed, drop in (("vanilla", 1, 4), ("vanilla", 2, 5), ("sgnet", 1, 1), ("sgnet", 2, 2), ("sgnet", 3, 0)):
+        with gzip.open(res / "logs" / f"{system}_seed{seed}.train.log.gz", "wt") as fh:
+            losses = [5, 4, 3, 3.1, 3.2, 3.3, 3.4, 3.5] if seed < 3 else [5, 4]  # seed 3 still running
+            fh.writelines(valid_line(e, 100 * e, loss=v) for e, v in enumerate(losses, 1))
+        hyp = [r.replace("Hut", "Mütze") if i % 10 < drop else r for i, r in enumerate(refs)]
+        with gzip.open(res / "hyp" / f"{system}_seed{seed}.test.de.gz", "wt") as fh:
+            fh.write("\n".join(hyp) + "\n")
+    subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data), "--results",
+                    str(res), "--bootstrap", "200"], check=True, capture_output=True)
+    s = json.loads((res / "summary.json").read_text())
+    assert s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]["n"] == 2  # seed 3 has not stopped
+    assert s["table"]["vanilla"]["test_2016_flickr"]["BLEU"]["std"] is not None
+    assert s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]["mean"] > s["table"]["vanilla"]["test_2016_flickr"]["BLEU"]["mean"]
+    assert "paired_bs_p_vs_vanilla" in s["runs"]["sgnet"]["1"]["scores"]["test"]
+    assert s["runs"]["sgnet"]["1"]["convergence"]["stopped"] == "patience"
+    assert s["runs"]["sgnet"]["3"]["convergence"]["stopped"] is None
+    assert s["signatures"]["BLEU"].startswith("nrefs:1|")
+    assert "SG-Net (+1 SDOI layer) | 2 |" in (res / "summary.md").read_text()
