@@ -40,6 +40,7 @@ setup(
             "fairseq-syntax-classification = fairseq_syntax.cli.classification_prep:main",
             "fairseq-syntax-lambada = fairseq_syntax.cli.lambada_prep:main",
             "fairseq-syntax-lambada-eval = fairseq_syntax.cli.lambada_eval:main",
+            "fairseq-syntax-average = fairseq_syntax.cli.average:main",
         ]
     },
 )
