@@ -40,6 +40,7 @@ setup(
             "fairseq-syntax-classification = fairseq_syntax.cli.glue_conll_prep:main",
             "fairseq-syntax-lambada = fairseq_syntax.reader.lambada_prep:main",
             "fairseq-syntax-lambada-eval = fairseq_syntax.reader.lambada_eval:main",
+            "fairseq-syntax-average = fairseq_syntax.cli.average:main",
         ]
     },
 )

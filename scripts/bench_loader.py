@@ -3,8 +3,9 @@
     python scripts/bench_loader.py --multi30k work/multi30k/bin --cola work/glue/CoLA/bin \
         --conll work/conll2003/bin --lambada work/lambada/bin --rounds 5 --out results/bench_loader.json
 
-One epoch of the training split is drawn through ``task.get_batch_iterator`` (``--max-tokens``, 32,768 by
-default, ``num_workers=0``: the loader's own work, in this process) and the sentences per second are timed.
+Whole epochs of the training split are drawn through ``task.get_batch_iterator`` (``--max-tokens``, 32,768
+by default, ``num_workers=0``: the loader's own work, in this process) until ``--min-seconds`` have passed,
+and the sentences per second are timed (one untimed warm-up epoch per side first).
 The pairs run interleaved, round after round, so both sides see the same machine load; the ratio is
 syntax / vanilla per round and of the medians. The counterparts:
 
@@ -95,17 +96,23 @@ def reader_pair(data, signals):
     return out
 
 
-def epoch_rate(task, dataset, max_tokens: int) -> tuple[float, int, int]:
-    """(sentences/s, sentences, batches) of one epoch through get_batch_iterator, in this process."""
-    t0 = time.perf_counter()
-    itr = task.get_batch_iterator(dataset=dataset, max_tokens=max_tokens, max_positions=None,
-                                  ignore_invalid_inputs=True, required_batch_size_multiple=1, seed=1,
-                                  num_workers=0, epoch=1).next_epoch_itr(shuffle=True)
+def batch_iterator(task, dataset, max_tokens: int):
+    return task.get_batch_iterator(dataset=dataset, max_tokens=max_tokens, max_positions=None,
+                                   ignore_invalid_inputs=True, required_batch_size_multiple=1, seed=1,
+                                   num_workers=0, epoch=1)
+
+
+def epochs_rate(itr, min_seconds: float) -> tuple[float, int, int]:
+    """(sentences/s, sentences, batches) over whole epochs, as many as fill ``min_seconds`` (small corpora)."""
     n = b = 0
-    for batch in itr:
-        n += batch["nsentences"]
-        b += 1
-    return n / (time.perf_counter() - t0), n, b
+    t0 = time.perf_counter()
+    while True:
+        for batch in itr.next_epoch_itr(shuffle=True):
+            n += batch["nsentences"]
+            b += 1
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_seconds:
+            return n / elapsed, n, b
 
 
 def main(argv=None) -> int:
@@ -118,6 +125,8 @@ def main(argv=None) -> int:
                    help="the reader's side data loaded on the syntax side (default: all five)")
     p.add_argument("--max-tokens", type=int, default=32768)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--min-seconds", type=float, default=3.0,
+                   help="each measurement runs whole epochs until this much time has passed")
     p.add_argument("--out", help="write the JSON here")
     args = p.parse_args(argv)
 
@@ -139,16 +148,22 @@ def main(argv=None) -> int:
             skipped.append(name)
     rates = {name: {"vanilla": [], "syntax": []} for name in pairs}
     counts = {}
+    iterators = {name: {side: batch_iterator(*pair[side], args.max_tokens) for side in pair} for name, pair in pairs.items()}
+    for name, its in iterators.items():  # warm-up: batches built, mmaps paged in, on both sides
+        for itr in its.values():
+            epochs_rate(itr, 0.0)
     for r in range(args.rounds):
-        for name, pair in pairs.items():
+        for name in pairs:
             sides = ("vanilla", "syntax") if r % 2 == 0 else ("syntax", "vanilla")  # alternate who goes first
             for side in sides:
-                rate, n, b = epoch_rate(*pair[side], args.max_tokens)
+                rate, n, b = epochs_rate(iterators[name][side], args.min_seconds)
                 rates[name][side].append(rate)
-                counts.setdefault(name, {})[side] = {"sentences": n, "batches": b}
+                counts.setdefault(name, {})[side] = {"sentences_per_epoch": len(pairs[name][side][1]),
+                                                     "last_measurement": {"sentences": n, "batches": b}}
             print(f"round {r + 1} {name}: vanilla {rates[name]['vanilla'][-1]:,.0f} sent/s, "
                   f"syntax {rates[name]['syntax'][-1]:,.0f} sent/s", file=sys.stderr)
-    result = {"what": "sentences/s through task.get_batch_iterator, one training epoch per measurement, num_workers=0",
+    result = {"what": "sentences/s through task.get_batch_iterator (num_workers=0), whole training epochs for at "
+                      f"least {args.min_seconds} s per measurement, after one warm-up epoch per side",
               "max_tokens": args.max_tokens, "rounds": args.rounds, "skipped": skipped,
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
                           "fairseq": fairseq.__version__},

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from .conftest import BIN, run
+from .conftest import BIN, ROOT, run
 
 pytestmark = pytest.mark.slow  # end-to-end: real data-prep and training
 
@@ -123,3 +123,55 @@ def test_binarize_heads_rejects_a_mismatch_and_writes_nothing(prepared, tmp_path
                "--split", "valid", "-s", "en", "-t", "de"], check=False)
     assert out.returncode == 1 and f"sentence {k + 1} (line {k + 1}) has" in out.stderr
     assert not list(dest.glob("valid.en-de.en.heads*"))
+
+
+def test_average_checkpoints_weights_only(prepared, user_dir, tmp_path):
+    """fairseq-syntax-average loads fairseq checkpoints weights-only (plain torch.load refuses them), averages
+    the floating-point weights, and the average generates."""
+    import torch
+
+    save = tmp_path / "ck"
+    run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir,
+         *[a for a in TRAIN if a != "--no-epoch-checkpoints"], "--max-epoch", "3", "--save-dir", str(save)],
+        cwd=str(tmp_path))
+    plain = run([str(BIN / "python"), "-c", f"import torch; torch.load('{save / 'checkpoint2.pt'}', weights_only=True)"],
+                check=False)
+    assert plain.returncode != 0 and "Weights only load failed" in plain.stderr
+    out = tmp_path / "avg.pt"
+    run([str(BIN / "fairseq-syntax-average"), "--inputs", str(save), "--last", "2", "--output", str(out)])
+    a, b, avg = (torch.load(p, weights_only=False)["model"] for p in (save / "checkpoint2.pt", save / "checkpoint3.pt", out))
+    w = "encoder.syntax_guided.layers.0.fc1.weight"
+    assert not torch.equal(a[w], b[w])
+    assert torch.allclose(avg[w], (a[w].double() + b[w].double()).div(2).float())
+    assert not list(tmp_path.glob("avg.pt.tmp*"))
+    bad = run([str(BIN / "fairseq-syntax-average"), "--inputs", str(save / "checkpoint2.pt"), str(tmp_path / "nope.pt"),
+               "--output", str(tmp_path / "x.pt")], check=False)
+    assert bad.returncode == 1 and "nope.pt: no such checkpoint" in bad.stderr and not (tmp_path / "x.pt").exists()
+    gen = run([str(BIN / "fairseq-generate"), str(prepared / "bin"), "--user-dir", user_dir, "--task",
+               "syntax_guided_translation", "-s", "en", "-t", "de", "--path", str(out), "--beam", "2",
+               "--batch-size", "32", "--max-len-b", "10"], cwd=str(tmp_path))
+    assert len(re.findall(r"^H-\d+\t", gen.stdout, re.M)) == 60
+
+
+def test_every_available_test_set_is_prepared_against_the_training_dictionary(multi30k_dir, tmp_path):
+    """Offline only test_2016_flickr exists; copies under the other upstream names stand in for them."""
+    from fairseq.data import indexed_dataset
+
+    local = tmp_path / "local"
+    local.mkdir()
+    for name in ("train", "val", "test_2016_flickr"):
+        for lang in ("en", "de"):
+            shutil.copy(multi30k_dir / f"{name}.{lang}.gz", local / f"{name}.{lang}.gz")
+    for lang in ("en", "de"):  # 2017 flickr missing: skipped; mscoco present: becomes test1
+        shutil.copy(multi30k_dir / f"test_2016_flickr.{lang}.gz", local / f"test_2017_mscoco.{lang}.gz")
+    out = tmp_path / "m30k"
+    run(["bash", str(ROOT / "data-prep/multi30k.sh"), "--local-dir", str(local), "--out", str(out),
+         "--max-train", "200", "--max-eval", "30", "--parser", "spacy", "--bpe-merges", "500", "--workers", "1"])
+    index = [line.split("\t") for line in (out / "bin/testsets.tsv").read_text().splitlines()]
+    assert index == [["test", "test_2016_flickr", "30"], ["test1", "test_2017_mscoco", "30"]]
+    for lang in ("en", "de"):
+        a = indexed_dataset.MMapIndexedDataset(str(out / f"bin/test.en-de.{lang}"))
+        b = indexed_dataset.MMapIndexedDataset(str(out / f"bin/test1.en-de.{lang}"))
+        assert len(a) == len(b) == 30 and all(np.array_equal(a[i], b[i]) for i in range(30))
+    h = [indexed_dataset.MMapIndexedDataset(str(out / f"bin/{s}.en-de.en.heads")) for s in ("test", "test1")]
+    assert all(np.array_equal(h[0][i], h[1][i]) for i in range(30))

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# On a GPU: fp16 training of every model family for a few hundred updates, then transformer-base throughput
+# (SG-Net against vanilla) at --max-tokens 32768 with fairseq's default --num-workers. Prints one table.
+#
+#   bash scripts/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
+#                             [--updates 300] [--speed-updates 150] [--out results/gpu_check.md]
+#
+# Uses the fairseq-train on PATH and this checkout as --user-dir (no install needed). A family whose data is
+# not given is reported as not run. Each training must end with a finite loss; the throughput ratio is
+# words/s of transformer_sgnet_wmt_en_de over transformer_wmt_en_de on the same batches (goal >= 0.93).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+M30K="" COLA="" LAMBADA="" UPDATES=300 SPEED_UPDATES=150 OUT=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --multi30k) M30K=$2; shift 2 ;;
+    --cola) COLA=$2; shift 2 ;;
+    --lambada) LAMBADA=$2; shift 2 ;;
+    --updates) UPDATES=$2; shift 2 ;;
+    --speed-updates) SPEED_UPDATES=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 1 ;;
+  esac
+done
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONWARNINGS=ignore
+U=$ROOT/fairseq_syntax
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+GPU=$(python -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')")
+VERSIONS=$(python -c "import sys, torch, fairseq; print(f'Python {sys.version.split()[0]}, torch {torch.__version__}, fairseq {fairseq.__version__}')")
+ROWS=()
+
+# last logged value of KEY (loss, wps, ...) on the train summary line of LOG
+last() { grep -E "\| train \|" "$2" | tail -1 | sed -E "s/.*\| $1 ([0-9.]+).*/\1/"; }
+
+train() {  # train NAME DATA TASK ARCH UPDATES [flags...]: one fp16 run; a row: name, updates, final loss, words/s
+  local name=$1 data=$2 task=$3 arch=$4 n=$5; shift 5
+  local log=$WORK/$name.log loss wps status
+  if fairseq-train "$data" --user-dir "$U" --task "$task" --arch "$arch" --fp16 --max-update "$n" --seed 1 \
+       --save-dir "$WORK/ck_$name" --no-save --disable-validation --log-format simple --log-interval 50 "$@" \
+       > "$log" 2>&1; then
+    loss=$(last loss "$log"); wps=$(last wps "$log")
+    status=$(python -c "import math,sys; print('ok' if math.isfinite(float(sys.argv[1])) else 'NOT FINITE')" "$loss")
+  else
+    loss="-"; wps="-"; status="FAILED: $(grep -m1 -E "Error|error" "$log" | cut -c1-80)"
+  fi
+  ROWS+=("| $name | $n | $loss | $wps | $status |")
+  echo "[gpu_check] $name: $status (loss $loss, $wps words/s)" >&2
+}
+
+NMT=(-s en -t de --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr 5e-4
+  --lr-scheduler inverse_sqrt --warmup-updates 100 --criterion label_smoothed_cross_entropy --label-smoothing 0.1)
+if [ -n "$M30K" ]; then
+  train transformer_sgnet_small "$M30K" syntax_guided_translation transformer_sgnet_small "$UPDATES" "${NMT[@]}" --max-tokens 4096
+  train transformer_sgnet_small+alpha+first_head "$M30K" syntax_guided_translation transformer_sgnet_small "$UPDATES" \
+    "${NMT[@]}" --max-tokens 4096 --sgnet-learn-alpha --sgnet-subword-mode first_head
+  train transformer_sla_small "$M30K" syntax_guided_translation transformer_sla_small "$UPDATES" "${NMT[@]}" --max-tokens 4096
+  # throughput: transformer-base, 32k tokens per batch, default --num-workers, the same batches
+  train speed_vanilla "$M30K" translation transformer_wmt_en_de "$SPEED_UPDATES" "${NMT[@]}" --max-tokens 32768
+  train speed_sgnet "$M30K" syntax_guided_translation transformer_sgnet_wmt_en_de "$SPEED_UPDATES" "${NMT[@]}" --max-tokens 32768
+else
+  ROWS+=("| translation families | - | - | - | not run (no --multi30k) |")
+fi
+if [ -n "$COLA" ]; then
+  for arch in roberta_baseline_small roberta_sgnet_small roberta_sla_small; do
+    train "$arch" "$COLA" syntax_sentence_prediction "$arch" "$UPDATES" --criterion sentence_prediction \
+      --num-classes 2 --optimizer adam --lr 1e-4 --batch-size 32 --max-positions 512
+  done
+else
+  ROWS+=("| roberta_* | - | - | - | not run (no --cola) |")
+fi
+if [ -n "$LAMBADA" ]; then
+  for arch in bidaf bidaf_sa_early bidaf_sa_late bidaf_sa_both; do
+    signals=none; [ "$arch" = bidaf ] || signals=CorefAll
+    train "$arch" "$LAMBADA" lambada_reader "$arch" "$UPDATES" --criterion pointer_sum --signals "$signals" \
+      --optimizer adam --lr 1e-3 --max-tokens 8000
+  done
+else
+  ROWS+=("| bidaf* | - | - | - | not run (no --lambada) |")
+fi
+
+RATIO="-"
+if [ -n "$M30K" ]; then
+  RATIO=$(python -c "import sys; a, b = sys.argv[1:]; print(f'{float(b) / float(a):.3f}')" \
+    "$(last wps "$WORK/speed_vanilla.log")" "$(last wps "$WORK/speed_sgnet.log")" 2>/dev/null || echo "-")
+fi
+{
+  echo "GPU check on $GPU ($VERSIONS), $(date +%Y-%m-%d), fp16"
+  echo
+  echo "| run | updates | final train loss | words/s | status |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${ROWS[@]}"
+  echo
+  echo "transformer_sgnet_wmt_en_de / transformer_wmt_en_de words/s at --max-tokens 32768, default --num-workers: $RATIO (goal >= 0.93)"
+} | tee "${OUT:-/dev/null}"
