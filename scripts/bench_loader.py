@@ -13,7 +13,8 @@ syntax / vanilla per round and of the medians. The counterparts:
 * ``syntax_sentence_prediction`` against fairseq's ``sentence_prediction`` (the same ``input0``/``label``);
 * ``syntax_token_labeling`` against the same tokens and word labels padded by fairseq's ``RightPadDataset``
   (fairseq has no token-labeling task);
-* ``lambada_reader`` with the supervision side data (``--signals``) against the same reader without it.
+* ``lambada_reader`` with the supervision side data (``--signals``: CorefAll, the measured runs' signal, and all
+  five) against the same reader without it.
 
 A corpus not given is left out, and the JSON says so.
 """
@@ -121,8 +122,9 @@ def main(argv=None) -> int:
     p.add_argument("--cola", help="data-prep/glue.sh output for a single-sentence task (bin/)")
     p.add_argument("--conll", help="data-prep/conll2003.sh output (bin/)")
     p.add_argument("--lambada", help="data-prep/lambada.sh output (bin/)")
-    p.add_argument("--signals", default="DepParse CorefAll CorefPrev CorefNext Narrative",
-                   help="the reader's side data loaded on the syntax side (default: all five)")
+    p.add_argument("--signals", action="append",
+                   help="the reader's side data loaded on the syntax side; repeat for several settings (default: "
+                        "CorefAll, the signal of the measured runs, and all five)")
     p.add_argument("--max-tokens", type=int, default=32768)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--min-seconds", type=float, default=3.0,
@@ -138,8 +140,9 @@ def main(argv=None) -> int:
     fairseq_syntax.register()
     torch.set_num_threads(1)
     builders = {"translation": (args.multi30k, translation_pair), "sentence_prediction": (args.cola, sentence_prediction_pair),
-                "token_labeling": (args.conll, token_labeling_pair),
-                "lambada_reader": (args.lambada, lambda d: reader_pair(d, args.signals))}
+                "token_labeling": (args.conll, token_labeling_pair)}
+    for signals in args.signals or ["CorefAll", "DepParse CorefAll CorefPrev CorefNext Narrative"]:
+        builders[f"lambada_reader [{signals}]"] = (args.lambada, lambda d, s=signals: reader_pair(d, s))
     pairs, skipped = {}, []
     for name, (data, build) in builders.items():
         if data:

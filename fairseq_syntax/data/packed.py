@@ -46,7 +46,8 @@ class PackedRows:
             self.bounds = np.asarray([len(dataset)], dtype=np.int64)
             self.real = self.bounds.copy()
         # anything else (rows built in memory, an older indexed format) is packed into one array here
-        self.parts = [p if isinstance(p, indexed_dataset.MMapIndexedDataset) else _InMemory(p) for p in self.parts]
+        self.parts = [p if isinstance(p, (indexed_dataset.MMapIndexedDataset, _InMemory)) else _InMemory(p)
+                      for p in self.parts]
         self.name = name
         self.sizes = np.concatenate([np.asarray(p.sizes, dtype=np.int64)[np.arange(n - s) % r]
                                      for p, n, s, r in zip(self.parts, self.bounds, self._starts(), self.real)])
@@ -79,6 +80,9 @@ class PackedRows:
     def gather(self, ids) -> tuple[np.ndarray, np.ndarray]:
         """The rows ``ids`` concatenated (int64) and their lengths."""
         ids = np.asarray(ids, dtype=np.int64)
+        if len(self.parts) == 1:  # the common case: one file, a handful of numpy calls per batch
+            src, lengths = self.locate(ids)
+            return self.take(src), lengths
         part = np.searchsorted(self.bounds, ids, side="right")
         local = (ids - self._starts()[part]) % self.real[part]
         lengths = self.sizes[ids]
@@ -92,15 +96,42 @@ class PackedRows:
                 flat[sel] = data[np.repeat(offsets[local[rows]], lengths[rows]) + within[sel]]
         return flat, lengths
 
+    @classmethod
+    def from_flat(cls, flat: np.ndarray, sizes: np.ndarray, name: str) -> "PackedRows":
+        """Rows already concatenated in memory (``sizes`` items each)."""
+        return cls(_InMemory(flat=flat, sizes=sizes), name)
+
+    def all_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every row, concatenated (int64), and the lengths."""
+        return self.gather(np.arange(len(self)))
+
+    def locate(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions in the file's data of the rows ``ids``, concatenated; their lengths). One file only."""
+        offsets = self._data()[0][1]
+        lengths = self.sizes[ids]
+        ends = np.cumsum(lengths)
+        return np.arange(ends[-1] if len(ends) else 0) + np.repeat(offsets[ids] - (ends - lengths), lengths), lengths
+
+    def take(self, src: np.ndarray) -> np.ndarray:
+        return self._data()[0][0][src].astype(np.int64, copy=False)
+
+    def same_layout(self, other: "PackedRows") -> bool:
+        """Rows of the same lengths at the same positions: one :meth:`locate` serves both."""
+        return (len(self.parts) == len(other.parts) == 1 and np.array_equal(self.sizes, other.sizes)
+                and np.array_equal(self._data()[0][1], other._data()[0][1]))
+
 
 class _InMemory:
-    """Rows of any sequence of 1-D tensors or arrays, concatenated once."""
+    """Rows of any sequence of 1-D tensors or arrays, concatenated once (or given flat with their sizes)."""
 
-    def __init__(self, rows):
-        arrays = [np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]
-        self.sizes = np.array([len(a) for a in arrays], dtype=np.int64)
+    def __init__(self, rows=None, flat=None, sizes=None):
+        if rows is not None:
+            arrays = [np.asarray(r, dtype=np.int64).reshape(-1) for r in rows]
+            sizes = np.array([len(a) for a in arrays], dtype=np.int64)
+            flat = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+        self.sizes = np.asarray(sizes, dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
-        self.data = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+        self.data = flat
 
     def __len__(self):
         return len(self.sizes)

@@ -52,6 +52,17 @@ class ReaderDataset(FairseqDataset):
         self.split = split
         self.packed = {name: PackedRows(ds, prefix(data_dir, split, name))
                        for name, ds in list(self.parts.items()) + [(f"sup.{s}", d) for s, d in self.sup.items()]}
+        # The signals' pairs, moved once to the kept end of each context (max_context) and filtered, so a batch
+        # only gathers them. In memory: a few ints per token, for the training split alone.
+        cut = np.maximum(np.asarray(self.packed["context"].sizes) - max_context, 0)
+        for s in self.sup:
+            flat, m = self.packed[f"sup.{s}"].all_rows()
+            pairs = flat.reshape(-1, 2) - np.repeat(cut, m // 2)[:, None]
+            inside = (pairs >= 0).all(-1)
+            kept = 2 * np.bincount(np.repeat(np.arange(len(m)), m // 2)[inside], minlength=len(m))
+            self.packed[f"sup.{s}"] = PackedRows.from_flat(pairs[inside].reshape(-1), kept, f"sup.{s}")
+        # context, ctypes and sent are written side by side: one lookup of their rows serves all three
+        self._shared_layout = all(self.packed["context"].same_layout(self.packed[p]) for p in ("ctypes", "sent"))
 
     def __len__(self):
         return len(self.csizes)
@@ -95,33 +106,34 @@ class ReaderDataset(FairseqDataset):
             return {}
         ids = np.asarray(samples, dtype=np.int64)
         b = len(ids)
+        context = self.packed["context"]
+        src, n = context.locate(ids) if self._shared_layout else (None, None)
         # the context keeps its last max_context tokens, nearest the query
-        ctx_flat, n = self.packed["context"].gather(ids)
-        cut = np.maximum(n - self.max_context, 0)
-        row, pos = ragged_index(n)
-        keep = pos >= cut[row]
-        clen = n - cut
+        cut = np.maximum((n if n is not None else context.sizes[ids]) - self.max_context, 0)
+        clen = context.sizes[ids] - cut
         tc = int(clen.max())
+        row, pos = ragged_index(context.sizes[ids])
+        keep = pos >= cut[row]
+        dst = (row[keep], pos[keep] - cut[row[keep]])  # where each kept context token goes in [B, tc]
 
         def context_part(name, pad):
-            flat = ctx_flat if name == "context" else self.packed[name].gather(ids)[0]
-            return torch.from_numpy(pad_rows(flat[keep], clen, tc, pad))
+            flat = self.packed[name].take(src) if src is not None else self.packed[name].gather(ids)[0]
+            out = np.full((b, tc), pad, dtype=np.int64)
+            out[dst] = flat[keep]
+            return out
 
         qry_flat, qlen = self.packed["query"].gather(ids)
         ctypes = context_part("ctypes", -1)
-        answer = torch.from_numpy(self.packed["answer"].gather(ids)[0])
+        answer = self.packed["answer"].gather(ids)[0]
+        answer_mask = (ctypes == answer[:, None]) & (answer >= 0)[:, None]
         batch = {"id": torch.from_numpy(ids), "nsentences": b, "ntokens": int(clen.sum() + qlen.sum()),
-                 "net_input": {"context": context_part("context", self.pad),
+                 "net_input": {"context": torch.from_numpy(context_part("context", self.pad)),
                                "query": torch.from_numpy(pad_rows(qry_flat, qlen, int(qlen.max()), self.pad)),
-                               "sentence_ids": context_part("sent", -1)},
-                 "ctypes": ctypes, "answer": answer,
-                 "answer_mask": ctypes.eq(answer.unsqueeze(1)) & answer.ge(0).unsqueeze(1),
-                 "supervision": {}}
-        for sig in self.sup:
+                               "sentence_ids": torch.from_numpy(context_part("sent", -1))},
+                 "ctypes": torch.from_numpy(ctypes), "answer": torch.from_numpy(answer),
+                 "answer_mask": torch.from_numpy(answer_mask), "supervision": {}}
+        for sig in self.sup:  # pairs already moved to the kept context (see __init__)
             flat, m = self.packed[f"sup.{sig}"].gather(ids)
-            pairs = flat.reshape(-1, 2) - np.repeat(cut, m // 2)[:, None]
-            owner = np.repeat(np.arange(b), m // 2)
-            inside = (pairs >= 0).all(-1)
-            pairs, owner = torch.from_numpy(pairs[inside]), torch.from_numpy(owner[inside])
-            batch["supervision"][sig] = (owner, pairs[:, 0], pairs[:, 1])
+            pairs = torch.from_numpy(flat.reshape(-1, 2))
+            batch["supervision"][sig] = (torch.from_numpy(np.repeat(np.arange(b), m // 2)), pairs[:, 0], pairs[:, 1])
         return batch
