@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_syntax
@@ -26,7 +25,7 @@ from fairseq_syntax.reader.losses import (attention_supervision_nll, pointer_log
 from fairseq_syntax.syntax import align_heads_to_subwords, shift_codes
 
 from .test_lambada_supervision import PASSAGE, annotation
-from .test_transformer_sgnet import make_args, sample_batch
+from .test_transformer_sgnet import make_args, sample_batch, task  # noqa: F401 (task: the fixture)
 from .test_trees import NONPROJ_HEADS, PAPER_HEADS
 
 fairseq_syntax.register()
@@ -64,25 +63,16 @@ def test_weight_average_stays_float32_under_half():
     assert holder is not None
 
 
-@pytest.fixture(scope="module")
-def nmt_task():
-    d = Dictionary()
-    for w in "The in@@ crea@@ se reflects lower credit los@@ ses A hear@@ ing is sched@@ u@@ led on the issue today".split():
-        d.add_symbol(w)
-    d.pad_to_multiple_(8)
-    return SimpleNamespace(source_dictionary=d, target_dictionary=d)
-
-
 @pytest.mark.parametrize("arch,extra", [
     ("transformer_sgnet_small", []),
     ("transformer_sgnet_small", ["--sgnet-learn-alpha", "--sgnet-subword-mode", "first_head"]),
     ("transformer_sla_small", []),
     ("transformer_small_vanilla", []),
 ])
-def test_translation_models_train_in_half_precision(nmt_task, arch, extra):
+def test_translation_models_train_in_half_precision(task, arch, extra):
     torch.manual_seed(0)
-    model = ARCH_MODEL_REGISTRY[arch].build_model(make_args(arch, *extra), nmt_task)
-    toks, lengths, prev, codes = sample_batch(nmt_task.source_dictionary)
+    model = ARCH_MODEL_REGISTRY[arch].build_model(make_args(arch, *extra), task)
+    toks, lengths, prev, codes = sample_batch(task.source_dictionary)
     target = torch.roll(prev, -1, dims=1)
 
     def loss(m):
@@ -109,8 +99,8 @@ def roberta_batch(d):
 
 @pytest.mark.parametrize("arch", ["roberta_baseline_small", "roberta_sgnet_small", "roberta_sla_small"])
 @pytest.mark.parametrize("head", ["sentence", "token"])
-def test_bert_style_encoders_train_in_half_precision(nmt_task, arch, head):
-    d = nmt_task.source_dictionary
+def test_bert_style_encoders_train_in_half_precision(task, arch, head):
+    d = task.source_dictionary
     args = argparse.Namespace(arch=arch, encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
                               encoder_attention_heads=4, max_positions=64)
     ARCH_CONFIG_REGISTRY[arch](args)

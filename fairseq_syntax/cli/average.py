@@ -45,8 +45,6 @@ def load(path: str) -> dict:
 
 
 def average(paths: list[str]) -> dict:
-    import torch
-
     if not paths:
         raise ValueError("no checkpoints to average")
     sums, first = None, None

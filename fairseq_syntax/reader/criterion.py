@@ -5,7 +5,6 @@ instances and over those whose answer is in the context.
 """
 from dataclasses import dataclass
 
-import torch
 from fairseq import metrics
 from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
