@@ -152,8 +152,8 @@ def test_lambada_reader_trains_in_half_precision(reader_batch, arch):
         total = nll.sum()
         if m.supervisable:
             n = logits.size(1)
-            for sig, (idx, rows, cols) in batch["supervision"].items():
-                s, count = attention_supervision_nll(extra["sup_attn"], supervision_targets(idx, rows, cols, 2, n))
+            for sig, signal in batch["supervision"].items():
+                s, count = attention_supervision_nll(extra["sup_attn"], supervision_targets(signal, 2, n))
                 assert count > 0, sig
                 total = total + 0.3 * s / count
         return total
@@ -167,9 +167,16 @@ def test_reader_batch_keeps_the_end_of_a_long_context(reader_batch):
     ctx = batch["net_input"]["context"]
     assert [d[i] for i in ctx[0].tolist()] == "mary . he gave her a book .".split()
     assert batch["net_input"]["sentence_ids"][0].tolist() == [0, 0, 1, 1, 1, 1, 1, 1]
-    idx, rows, cols = batch["supervision"]["CorefAll"]
+    counts, pairs = batch["supervision"]["CorefAll"]
     # (0, 4) and (4, 0) lose "john" (0); (2, 6) and (6, 2) become (0, 4) and (4, 0)
-    assert sorted(zip(idx.tolist(), rows.tolist(), cols.tolist())) == [(0, 0, 4), (0, 4, 0), (1, 0, 4), (1, 4, 0)]
+    assert counts.tolist() == [2, 2] and pairs.tolist() == [[0, 4], [4, 0], [0, 4], [4, 0]]
+    t = supervision_targets((counts, pairs), 2, 8)
+    assert sorted(map(tuple, t.nonzero().tolist())) == [(0, 0, 4), (0, 4, 0), (1, 0, 4), (1, 4, 0)]
+    # DepParse, one head per token: john (0) and saw (1) are cut, so mary, "." and the root gave have none
+    heads = batch["supervision"]["DepParse"]
+    assert heads.tolist() == [[-1, -1, 3, -1, 3, 6, 3, 3]] * 2
+    t = supervision_targets(heads, 2, 8)
+    assert sorted(map(tuple, t[0].nonzero().tolist())) == [(2, 3), (4, 3), (5, 6), (6, 3), (7, 3)]
     assert batch["answer"].tolist() == [2, 2]  # "mary", the third word type of the context
     assert batch["ntokens"] == 2 * (8 + 3) and np.array_equal(batch["id"].numpy(), [0, 1])
 

@@ -87,7 +87,7 @@ def test_passages_cut_from_novel_text():
 
 def test_attention_supervision_loss_by_hand():
     attn = torch.tensor([[[0.5, 0.3, 0.2], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4]]])
-    t = supervision_targets(torch.tensor([0, 0, 0]), torch.tensor([0, 1, 1]), torch.tensor([1, 0, 2]), 1, 3)
+    t = supervision_targets((torch.tensor([3]), torch.tensor([[0, 1], [1, 0], [1, 2]], dtype=torch.int32)), 1, 3)
     total, rows = attention_supervision_nll(attn, t)
     assert int(rows) == 2  # the third row has no target and is not counted
     assert total.item() == pytest.approx(-math.log(0.3) - math.log(0.1 + 0.8), rel=1e-6)

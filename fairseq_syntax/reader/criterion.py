@@ -42,8 +42,7 @@ class PointerSumCriterion(FairseqCriterion):
                 if sig not in sample["supervision"]:
                     raise ValueError(f"--signals {sig}: this training split has no {sig} side data "
                                      f"(.sup.{sig}.bin/.idx); prepare it with data-prep/lambada.sh")
-                idx, rows, cols = sample["supervision"][sig]
-                targets = supervision_targets(idx, rows, cols, bsz, n)
+                targets = supervision_targets(sample["supervision"][sig], bsz, n)
                 s, count = attention_supervision_nll(attn, targets)
                 if int(count):
                     # the mean over supervised rows, weighted per instance like the answer loss

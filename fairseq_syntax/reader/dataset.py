@@ -22,6 +22,7 @@ from ..data.syntax_dataset import keep_last_batch
 from ..syntax.batch_codes import pad_rows, ragged_index
 
 PARTS = ("context", "query", "ctypes", "answer", "sent")
+ONE_TARGET_PER_TOKEN = ("DepParse",)  # a token's head; a root, or a head outside the kept context, has none
 
 
 def prefix(data_dir: str, split: str, part: str) -> str:
@@ -52,17 +53,42 @@ class ReaderDataset(FairseqDataset):
         self.split = split
         self.packed = {name: PackedRows(ds, prefix(data_dir, split, name))
                        for name, ds in list(self.parts.items()) + [(f"sup.{s}", d) for s, d in self.sup.items()]}
-        # The signals' pairs, moved once to the kept end of each context (max_context) and filtered, so a batch
-        # only gathers them. In memory: a few ints per token, for the training split alone.
-        cut = np.maximum(np.asarray(self.packed["context"].sizes) - max_context, 0)
+        # The signals, moved once to the kept end of each context (max_context), so a batch only gathers them.
+        # DepParse has one target per token (its head): one int per context token, laid out like the context and
+        # taken with it. The others are (row, column) pairs, int32, one array signal after signal, so a batch
+        # gathers all of them in one take; the model's device expands them (supervision_targets).
+        context = self.packed["context"]
+        cut = np.maximum(np.asarray(context.sizes) - max_context, 0)
+        self.pair_signals, kept_pairs, counts = [], [], []
         for s in self.sup:
-            flat, m = self.packed[f"sup.{s}"].all_rows()
-            pairs = flat.reshape(-1, 2) - np.repeat(cut, m // 2)[:, None]
+            flat, m = self.packed.pop(f"sup.{s}").all_rows()
+            owner = np.repeat(np.arange(len(m)), m // 2)
+            pairs = flat.reshape(-1, 2) - cut[owner][:, None]
             inside = (pairs >= 0).all(-1)
-            kept = 2 * np.bincount(np.repeat(np.arange(len(m)), m // 2)[inside], minlength=len(m))
-            self.packed[f"sup.{s}"] = PackedRows.from_flat(pairs[inside].reshape(-1), kept, f"sup.{s}")
+            pairs, owner = pairs[inside], owner[inside]
+            if s in ONE_TARGET_PER_TOKEN:
+                starts = np.cumsum(context.sizes) - context.sizes
+                at = starts[owner] + pairs[:, 0] + cut[owner]
+                if len(np.unique(at)) != len(at):
+                    bad = int(owner[np.flatnonzero(np.diff(np.sort(at)) == 0)[0]]) if len(at) else -1
+                    raise ValueError(f"{prefix(data_dir, split, 'sup.' + s)}: item {bad} gives a token two "
+                                     f"{s} targets; {s} has one per token")
+                column = np.full(int(context.sizes.sum()), -1, dtype=np.int32)
+                column[at] = pairs[:, 1]
+                self.packed[f"sup.{s}"] = PackedRows.from_flat(column, context.sizes, f"sup.{s}")
+            else:
+                self.pair_signals.append(s)
+                kept_pairs.append(pairs.astype(np.int32))
+                counts.append(np.bincount(owner, minlength=len(m)))
+        # each (row, column) int32 pair read as one int64, so the gather moves one 8-byte item per pair
+        self.sup_pairs = np.ascontiguousarray(np.concatenate(kept_pairs) if kept_pairs
+                                              else np.zeros((0, 2), dtype=np.int32)).view(np.int64).reshape(-1)
+        self.sup_counts = np.array(counts, dtype=np.int64).reshape(len(self.pair_signals), n)  # [signal, item]
+        self.sup_starts = (np.cumsum(self.sup_counts.ravel()) - self.sup_counts.ravel()).reshape(self.sup_counts.shape)
         # context, ctypes and sent are written side by side: one lookup of their rows serves all three
-        self._shared_layout = all(self.packed["context"].same_layout(self.packed[p]) for p in ("ctypes", "sent"))
+        self._shared_layout = all(context.same_layout(self.packed[p]) for p in ("ctypes", "sent"))
+        self._shared_layout &= all(context.same_layout(self.packed[f"sup.{s}"]) for s in ONE_TARGET_PER_TOKEN
+                                   if s in self.sup)
 
     def __len__(self):
         return len(self.csizes)
@@ -114,13 +140,13 @@ class ReaderDataset(FairseqDataset):
         tc = int(clen.max())
         row, pos = ragged_index(context.sizes[ids])
         keep = pos >= cut[row]
-        dst = (row[keep], pos[keep] - cut[row[keep]])  # where each kept context token goes in [B, tc]
+        dst = row[keep] * tc + pos[keep] - cut[row[keep]]  # where each kept context token goes in [B, tc], flat
 
         def context_part(name, pad):
             flat = self.packed[name].take(src) if src is not None else self.packed[name].gather(ids)[0]
-            out = np.full((b, tc), pad, dtype=np.int64)
+            out = np.full(b * tc, pad, dtype=np.int64)
             out[dst] = flat[keep]
-            return out
+            return out.reshape(b, tc)
 
         qry_flat, qlen = self.packed["query"].gather(ids)
         ctypes = context_part("ctypes", -1)
@@ -132,8 +158,16 @@ class ReaderDataset(FairseqDataset):
                                "sentence_ids": torch.from_numpy(context_part("sent", -1))},
                  "ctypes": torch.from_numpy(ctypes), "answer": torch.from_numpy(answer),
                  "answer_mask": torch.from_numpy(answer_mask), "supervision": {}}
-        for sig in self.sup:  # pairs already moved to the kept context (see __init__)
-            flat, m = self.packed[f"sup.{sig}"].gather(ids)
-            pairs = torch.from_numpy(flat.reshape(-1, 2))
-            batch["supervision"][sig] = (torch.from_numpy(np.repeat(np.arange(b), m // 2)), pairs[:, 0], pairs[:, 1])
+        for sig in ONE_TARGET_PER_TOKEN:
+            if sig in self.sup:
+                batch["supervision"][sig] = torch.from_numpy(context_part(f"sup.{sig}", -1))
+        if self.pair_signals:  # every pair signal in one gather, then sliced: (pairs per item [B], pairs [m, 2])
+            lens = self.sup_counts[:, ids].ravel()
+            ends = np.cumsum(lens)
+            src = np.arange(ends[-1]) + np.repeat(self.sup_starts[:, ids].ravel() - (ends - lens), lens)
+            pairs = torch.from_numpy(self.sup_pairs[src]).view(torch.int32).view(-1, 2)
+            counts = torch.from_numpy(self.sup_counts[:, ids])
+            bounds = np.concatenate([[0], ends[b - 1::b]])
+            for k, sig in enumerate(self.pair_signals):
+                batch["supervision"][sig] = (counts[k], pairs[int(bounds[k]):int(bounds[k + 1])])
         return batch

@@ -36,10 +36,21 @@ def pointer_sum_predict(log_probs: torch.Tensor, context_mask: torch.Tensor, wor
     return sums.argmax(-1)
 
 
-def supervision_targets(batch_idx: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, bsz: int, n: int) -> torch.Tensor:
-    """A dense (B, n, n) bool target from the index pairs of a batch, built in one scatter."""
-    t = torch.zeros(bsz, n, n, dtype=torch.bool, device=rows.device)
-    t[batch_idx, rows, cols] = True
+def supervision_targets(signal, bsz: int, n: int) -> torch.Tensor:
+    """A dense (B, n, n) bool target from one signal of a batch, built on the signal's device.
+
+    ``signal`` is either a (B, T) tensor of one target column per row (-1: none; DepParse's heads), or
+    ``(counts, pairs)``: the number of (row, column) pairs of each instance (B,) and the pairs (m, 2), in
+    instance order."""
+    if isinstance(signal, torch.Tensor):
+        cols = signal[:, :n].long()
+        return (cols.unsqueeze(-1) == torch.arange(n, device=cols.device)) & (cols >= 0).unsqueeze(-1)
+    counts, pairs = signal
+    pairs = pairs.long()
+    batch_idx = torch.repeat_interleave(torch.arange(bsz, device=pairs.device), counts.to(pairs.device),
+                                        output_size=pairs.size(0))
+    t = torch.zeros(bsz, n, n, dtype=torch.bool, device=pairs.device)
+    t[batch_idx, pairs[:, 0], pairs[:, 1]] = True
     return t
 
 
