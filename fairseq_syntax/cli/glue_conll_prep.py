@@ -17,6 +17,7 @@ import sys
 from ..atomic import atomic_path
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_word_starts
+from ..text_io import text_lines
 from ..text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
 
 # GLUE tasks as fairseq's examples/roberta/preprocess_GLUE_tasks.sh reads them:
@@ -39,23 +40,22 @@ def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], la
     columns: list[list[str]] = [[] for _ in inputs]
     labels: list[str] = []
     need = max(list(inputs) + ([label] if label is not None and label >= 0 else []))
-    with open(tsv, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if header and n == 1:
-                continue
-            cells = line.rstrip("\n").split("\t")
-            if len(cells) <= need:
-                raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, need at least {need + 1}")
-            for k, col in enumerate(inputs):
-                text = cells[col].strip()
-                if not text:
-                    raise ValueError(f"{tsv}:{n}: empty text in column {col + 1}")
-                columns[k].append(text)
-            if label is not None:
-                value = cells[label].strip()
-                if not value:
-                    raise ValueError(f"{tsv}:{n}: empty label in column {label + 1 if label >= 0 else len(cells)}")
-                labels.append(value)
+    for n, line in enumerate(text_lines(tsv), 1):
+        if header and n == 1:
+            continue
+        cells = line.rstrip("\n").split("\t")
+        if len(cells) <= need:
+            raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, need at least {need + 1}")
+        for k, col in enumerate(inputs):
+            text = cells[col].strip()
+            if not text:
+                raise ValueError(f"{tsv}:{n}: empty text in column {col + 1}")
+            columns[k].append(text)
+        if label is not None:
+            value = cells[label].strip()
+            if not value:
+                raise ValueError(f"{tsv}:{n}: empty label in column {label + 1 if label >= 0 else len(cells)}")
+            labels.append(value)
     if not columns[0]:
         raise ValueError(f"{tsv}: no examples")
     outputs = [(f"{out_prefix}.input{k}", col) for k, col in enumerate(columns)]
@@ -80,22 +80,21 @@ def extract_conll(path: str, out_prefix: str, tag_column: int = -1) -> int:
             words.clear()
             tags.clear()
 
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            cells = line.split()
-            if not cells:
-                flush()
-                continue
-            if cells[0] == "-DOCSTART-":
-                flush()
-                continue
-            if len(cells) < 2:
-                raise ValueError(f"{path}:{n}: expected a token and its tags, got {line.strip()!r}")
-            tag = cells[tag_column]
-            if tag != "O" and (len(tag) < 3 or tag[1] != "-" or tag[0] not in "BIES"):
-                raise ValueError(f"{path}:{n}: {tag!r} is not an IOB/IOBES tag")
-            words.append(cells[0])
-            tags.append(tag)
+    for n, line in enumerate(text_lines(path), 1):
+        cells = line.split()
+        if not cells:
+            flush()
+            continue
+        if cells[0] == "-DOCSTART-":
+            flush()
+            continue
+        if len(cells) < 2:
+            raise ValueError(f"{path}:{n}: expected a token and its tags, got {line.strip()!r}")
+        tag = cells[tag_column]
+        if tag != "O" and (len(tag) < 3 or tag[1] != "-" or tag[0] not in "BIES"):
+            raise ValueError(f"{path}:{n}: {tag!r} is not an IOB/IOBES tag")
+        words.append(cells[0])
+        tags.append(tag)
     flush()
     if not words_out:
         raise ValueError(f"{path}: no sentences")
@@ -107,12 +106,11 @@ def extract_conll(path: str, out_prefix: str, tag_column: int = -1) -> int:
 
 def words_file(src: str, dst: str) -> int:
     out = []
-    with open(src, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            words = basic_words(line)
-            if not words:
-                raise ValueError(f"{src}:{n}: no words (empty line?)")
-            out.append(" ".join(words) + "\n")
+    for n, line in enumerate(text_lines(src), 1):
+        words = basic_words(line)
+        if not words:
+            raise ValueError(f"{src}:{n}: no words (empty line?)")
+        out.append(" ".join(words) + "\n")
     with atomic_path(dst) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(out)
     return len(out)
@@ -122,8 +120,7 @@ def wordpiece_file(vocab: str, words_path: str, conllu: str, out: str, lower: bo
     """``out`` (pieces, one sentence a line) and ``out.heads`` (one code per piece)."""
     tok = WordPieceTokenizer(vocab, lower=lower)
     pieces_out, heads_out = [], []
-    with open(words_path, encoding="utf-8") as fh:
-        lines = fh.read().splitlines()
+    lines = [x.rstrip("\r\n") for x in text_lines(words_path)]
     n = 0
     for n, sent in enumerate(read_conllu_file(conllu), 1):
         if n > len(lines):

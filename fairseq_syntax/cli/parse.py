@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     try:
         stats = parse_file(args.input, args.output, backend, args.workers, args.shard_size, args.shard,
                            kwargs, progress=not args.quiet)
-    except (ValueError, RuntimeError) as e:
+    except (ValueError, RuntimeError, OSError) as e:
         print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
         return 1
     if stats.get("skipped"):
@@ -66,18 +66,25 @@ def main(argv=None) -> int:
 
 def bring_conllu(args) -> int:
     """Check user parses against the tokenized text (file and line on any mismatch), then copy them in."""
+    import os
     import shutil
 
     from ..atomic import atomic_path
-    from ..parsing.sharded import check_conllu_matches, read_tokenized
+    from ..parsing.sharded import check_conllu_matches, read_tokenized, record_path, sha1_of, write_record
 
     if not args.conllu:
         print("fairseq-syntax-parse: error: --parser conllu needs --conllu FILE", file=sys.stderr)
         return 2
     try:
-        check_conllu_matches(args.conllu, read_tokenized(args.input), args.input)
+        sents = read_tokenized(args.input)
+        check_conllu_matches(args.conllu, sents, args.input)
+        if os.path.exists(record_path(args.output)):
+            os.remove(record_path(args.output))
         with atomic_path(args.output) as tmp:
             shutil.copyfile(args.conllu, tmp)
+        write_record(args.output, args.input, sha1_of(args.input), len(sents),
+                     {"backend": "conllu", "model": None, "source": os.path.basename(args.conllu),
+                      "source_sha1": sha1_of(args.conllu)})
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
         return 1

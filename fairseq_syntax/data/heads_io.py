@@ -9,6 +9,7 @@ from fairseq.data import indexed_dataset
 
 from ..atomic import atomic_path
 from ..syntax.alignment import check_subword_heads
+from ..text_io import text_lines
 from .packed import open_indexed
 
 HEADS_SUFFIX = "heads"
@@ -84,16 +85,15 @@ def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_tre
     if src is None:
         raise FileNotFoundError(f"{src_prefix}.bin/.idx: binarized source not found (run fairseq-preprocess first)")
     rows = []
-    with open(heads_text, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            try:
-                codes = [int(x) for x in line.split()]
-            except ValueError:
-                raise ValueError(f"{heads_text}:{n}: not a line of integers") from None
-            check_subword_heads(codes, f"{heads_text}:{n}")
-            if rng is not None:
-                codes = randomize_subword_heads(codes, rng, f"{heads_text}:{n}")
-            rows.append(codes)
+    for n, line in enumerate(text_lines(heads_text), 1):
+        try:
+            codes = [int(x) for x in line.split()]
+        except ValueError:
+            raise ValueError(f"{heads_text}:{n}: not a line of integers") from None
+        check_subword_heads(codes, f"{heads_text}:{n}")
+        if rng is not None:
+            codes = randomize_subword_heads(codes, rng, f"{heads_text}:{n}")
+        rows.append(codes)
     check_sizes([len(r) for r in rows], np.array(src.sizes), heads_text, src_prefix + ".bin")
     longest = max((len(r) for r in rows), default=0)
     dtype = np.int16 if longest < np.iinfo(np.int16).max else np.int32

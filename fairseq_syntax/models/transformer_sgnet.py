@@ -78,6 +78,20 @@ class TransformerSGNetModel(TransformerModel):
     parameters it lacks keep their fresh initialisation (see ``upgrade_state_dict_named``).
     """
 
+    @classmethod
+    def hub_models(cls):
+        return {}  # no published SG-Net checkpoints; never fairseq's plain-transformer URLs
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path, checkpoint_file="checkpoint_best.pt", data_name_or_path=".",
+                        parser="auto", **kwargs):
+        """Load a trained checkpoint (any of the plugin's translation models) with its data directory, for
+        ``translate("A man rides a horse.")`` on raw English: see :mod:`fairseq_syntax.hub_interface`."""
+        from ..hub_interface import from_pretrained
+
+        return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, parser=parser,
+                               archive_map=cls.hub_models(), **kwargs)
+
     @staticmethod
     def add_args(parser):
         TransformerModel.add_args(parser)

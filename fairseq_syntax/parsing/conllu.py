@@ -8,9 +8,10 @@ with several roots.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import IO, Iterator
+from typing import Iterable, Iterator
 
 from ..syntax.trees import validate_heads
+from ..text_io import text_lines
 
 
 @dataclass
@@ -34,7 +35,7 @@ def format_conllu(sent: ParsedSentence) -> str:
     return "".join(rows) + "\n"
 
 
-def read_conllu(fh: IO[str], name: str = "<conllu>") -> Iterator[ParsedSentence]:
+def read_conllu(fh: Iterable[str], name: str = "<conllu>") -> Iterator[ParsedSentence]:
     """Yield the sentences of a CoNLL-U stream, validated.
 
     Errors name ``name`` and the line: a malformed row, IDs out of sequence, a bad
@@ -80,5 +81,4 @@ def read_conllu(fh: IO[str], name: str = "<conllu>") -> Iterator[ParsedSentence]
 
 
 def read_conllu_file(path: str) -> Iterator[ParsedSentence]:
-    with open(path, encoding="utf-8") as fh:
-        yield from read_conllu(fh, path)
+    yield from read_conllu(text_lines(path), path)

@@ -16,7 +16,8 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..atomic import atomic_path
-from .backends import get_parser
+from ..text_io import text_lines
+from .backends import describe_provenance, get_parser, parser_form, parser_provenance
 from .conllu import format_conllu, read_conllu_file
 
 
@@ -40,21 +41,50 @@ def read_tokenized(path: str) -> list[str]:
     """The lines of a whitespace-tokenized file, kept as strings (a token list per sentence would
     take about ten times the memory on WMT14's 4.5M lines); an empty line is an error naming the line."""
     sents = []
-    with open(path, encoding="utf-8") as fh:
-        for i, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line:
-                raise ValueError(f"{path}:{i}: empty line; every line must hold one tokenized sentence")
-            sents.append(line)
+    for i, line in enumerate(text_lines(path), 1):
+        line = line.strip()
+        if not line:
+            raise ValueError(f"{path}:{i}: empty line; every line must hold one tokenized sentence")
+        sents.append(line)
     return sents
 
 
-def _sha1(path: str) -> str:
+def sha1_of(path: str) -> str:
     h = hashlib.sha1()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def record_path(output: str) -> str:
+    """Beside a finished parse: the digest of its input and the parser that made it."""
+    return output + ".provenance.json"
+
+
+def read_record(output: str) -> "dict | None":
+    try:
+        with open(record_path(output), encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def write_record(output: str, input_path: str, input_sha1: str, lines: int, parser: dict) -> None:
+    _write_atomic(record_path(output), json.dumps({"input": os.path.basename(input_path), "input_sha1": input_sha1,
+                                                   "lines": lines, "parser": parser}, indent=1, sort_keys=True) + "\n")
+
+
+def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser: dict) -> "str | None":
+    """Why a finished parse cannot stand for this input and parser (None: it can)."""
+    if record is None:
+        return "there is no record of the input and parser it was made from"
+    if record.get("input_sha1") != input_sha1:
+        return f"{input_path} changed since it was parsed"
+    have = record.get("parser") or {}
+    if (have.get("backend"), have.get("model")) != (parser["backend"], parser["model"]):
+        return f"it was parsed with {describe_provenance(have)}, not {describe_provenance(parser)}"
+    return None
 
 
 def shard_dir(output: str) -> str:
@@ -130,10 +160,17 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     from tqdm import tqdm
 
     sents = read_tokenized(input_path)
-    plan = ShardPlan(os.path.abspath(input_path), len(sents), shard_size, backend, _sha1(input_path))
+    kwargs = parser_kwargs or {}
+    digest = sha1_of(input_path)
+    provenance = parser_provenance(backend, **kwargs)
+    plan = ShardPlan(os.path.abspath(input_path), len(sents), shard_size, backend, digest)
+    reparse = None
     if os.path.exists(output) and not os.path.exists(shard_dir(output)):
-        check_conllu_matches(output, sents, input_path)
-        return {"sentences": 0, "tokens": 0, "seconds": 0.0, "skipped": True}
+        reparse = stale_reason(read_record(output), input_path, digest, provenance)
+        if reparse is None:
+            check_conllu_matches(output, sents, input_path)
+            return {"sentences": 0, "tokens": 0, "seconds": 0.0, "skipped": True}
+        print(f"{output}: {reparse}; parsing again", file=sys.stderr)
     _prepare(plan, output)
     todo = [k for k in range(plan.num_shards)
             if (shard is None or k % shard[1] == shard[0]) and not os.path.exists(shard_path(output, k))]
@@ -144,7 +181,6 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     t0 = time.perf_counter()
     bar = tqdm(total=total, unit="sent", desc=f"parse {os.path.basename(input_path)}", disable=not progress,
                file=sys.stderr, smoothing=0.1)
-    kwargs = parser_kwargs or {}
     if jobs:
         if workers <= 1:
             _init_worker(backend, kwargs, threads_per_worker)
@@ -163,11 +199,14 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     done = all(os.path.exists(shard_path(output, k)) for k in range(plan.num_shards))
     if done and (shard is None or shard[1] == 1):
         merge_shards(output, plan, sents, input_path)
-    return {"sentences": total, "tokens": ntok, "seconds": seconds, "merged": done}
+        write_record(output, input_path, digest, len(sents), provenance)
+    return {"sentences": total, "tokens": ntok, "seconds": seconds, "merged": done, "reparsed": reparse}
 
 
 def merge_shards(output: str, plan: ShardPlan, sents: list[str], input_path: str) -> None:
     """Concatenate the shards in order, check them against the text, then rename into place."""
+    if os.path.exists(record_path(output)):  # the old record goes first: never a new parse under an old record
+        os.remove(record_path(output))
     with atomic_path(output) as tmp:
         with open(tmp, "w", encoding="utf-8") as out:
             for k in range(plan.num_shards):
@@ -181,16 +220,21 @@ def merge_shards(output: str, plan: ShardPlan, sents: list[str], input_path: str
 
 
 def check_conllu_matches(conllu_path: str, sents: list[str], text_path: str) -> None:
-    """Every line of the text has one CoNLL-U sentence with the same number of tokens."""
+    """Every line of the text has one CoNLL-U sentence with the same tokens, compared token by token
+    after the parser-form mapping (``@-@`` and ``-`` are one token)."""
     n = 0
     for n, parsed in enumerate(read_conllu_file(conllu_path), 1):
         if n > len(sents):
             raise ValueError(f"{conllu_path}: more sentences than the {len(sents)} lines of {text_path}")
-        want = len(sents[n - 1].split())
-        if len(parsed.words) != want:
+        want = sents[n - 1].split()
+        if len(parsed.words) != len(want):
             raise ValueError(
                 f"{conllu_path}:{parsed.line}: sentence {n} has {len(parsed.words)} tokens but "
-                f"{text_path}:{n} has {want}"
+                f"{text_path}:{n} has {len(want)}"
             )
+        for k, (form, word) in enumerate(zip(parsed.words, want)):
+            if parser_form(form) != parser_form(word):
+                raise ValueError(f"{conllu_path}:{parsed.line}: token {k + 1} of sentence {n} is {form!r}, but "
+                                 f"{text_path}:{n} has {word!r} there")
     if n != len(sents):
         raise ValueError(f"{conllu_path}: {n} sentences, but {text_path} has {len(sents)} lines (line {n + 1} has no parse)")

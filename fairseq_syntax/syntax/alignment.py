@@ -77,8 +77,12 @@ def align_heads_to_subwords(
     ``word_heads`` are CoNLL heads of the words (1-based, 0 = root); ``subwords``
     are the sentence's pieces (``"new@@", "york"`` or ``"▁New", "▁Y", "ork"``).
     A different number of words in the parse and the text raises ``ValueError``
-    naming ``where`` (give the file and line number).
+    naming ``where`` (give the file and line number), and so does a BPE line whose last piece ends in ``@@``
+    (a word continued into nothing: a cut or hand-edited line).
     """
+    if style == "bpe" and subwords and subwords[-1].endswith(BPE_CONTINUATION):
+        raise ValueError(f"{where}: the last piece {subwords[-1]!r} ends in {BPE_CONTINUATION!r}, continuing a word "
+                         "past the end of the line")
     return align_heads_to_word_starts(word_heads, group_subwords(subwords, style), len(subwords), where)
 
 

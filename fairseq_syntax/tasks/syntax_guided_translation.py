@@ -5,6 +5,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from fairseq import utils
 from fairseq.data import ConcatDataset, indexed_dataset
@@ -28,8 +29,8 @@ class SyntaxGuidedTranslationConfig(TranslationConfig):
     )
     parser: ChoiceEnum(["auto", "stanza", "spacy"]) = field(
         default="auto",
-        metadata={"help": "parser for raw input (fairseq-interactive): stanza where its models are present, "
-                          "else spaCy"},
+        metadata={"help": "parser for raw input (fairseq-interactive, the hub): auto takes the one recorded in the "
+                          "data's preprocessing.json (an error if it is not installed); another runs with a warning"},
     )
     subword_style: ChoiceEnum(["bpe", "sentencepiece", "wordpiece"]) = field(
         default="bpe",
@@ -93,11 +94,32 @@ class SyntaxGuidedTranslationTask(TranslationTask):
     @property
     def parser(self):
         if self._parser is None:
-            from ..parsing import get_parser
+            from ..parsing.provenance import parser_for_raw_input
 
-            self._parser = get_parser(self.cfg.parser)
+            self._parser = parser_for_raw_input(self.cfg.parser, utils.split_paths(self.cfg.data)[0])
             logger.info("parsing raw source input with %s", self._parser.describe())
         return self._parser
+
+    def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
+        dataset = super().build_dataset_for_inference(src_tokens, src_lengths, constraints=constraints)
+        dataset.raw_input = True  # see get_batch_iterator
+        return dataset
+
+    def get_batch_iterator(self, dataset, max_tokens=None, max_sentences=None, max_positions=None,
+                           ignore_invalid_inputs=False, **kwargs):
+        """Raw input (fairseq-interactive) longer than the model's source positions is skipped with a message
+        naming it, where fairseq would end the whole session."""
+        if getattr(dataset, "raw_input", False) and max_positions is not None and not ignore_invalid_inputs:
+            limit = max_positions[0] if isinstance(max_positions, (tuple, list)) else max_positions
+            if limit is not None:
+                for i in np.flatnonzero(np.asarray(dataset.src_sizes) > limit):
+                    words = self.src_dict.string(dataset.src[i][:12])
+                    logger.warning("skipped an input of %d tokens (after BPE, with </s>), longer than the %d source "
+                                   "positions of the model: %s ...", int(dataset.src_sizes[i]), limit, words)
+                ignore_invalid_inputs = True
+        return super().get_batch_iterator(dataset, max_tokens=max_tokens, max_sentences=max_sentences,
+                                          max_positions=max_positions, ignore_invalid_inputs=ignore_invalid_inputs,
+                                          **kwargs)
 
     def parse_batch(self, src_tokens: torch.Tensor) -> torch.Tensor:
         """Subword head codes [B, T] for a collated batch of raw input, parsed on the fly.

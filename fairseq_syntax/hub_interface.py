@@ -1,0 +1,110 @@
+"""The hub interface for the translation models: raw English in, a translation out.
+
+``TransformerSGNetModel.from_pretrained(checkpoint_dir, data_name_or_path=bin_dir)`` loads the checkpoint and
+the data directory, and reads ``bin/preprocessing.json`` (written by data-prep) for the preprocessing to
+repeat: the Moses pipeline of data-prep, BPE with the training codes and vocabulary, and the parser of the
+training parses (see :mod:`fairseq_syntax.parsing.provenance`). Each batch is parsed where the task runs
+inference, so a list of sentences is parsed in batches.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import List, Union
+
+import torch
+from fairseq import hub_utils, utils
+from fairseq.hub_utils import GeneratorHubInterface
+
+from .parsing.provenance import PREPROCESSING_FILE, read_preprocessing
+from .text_prep.moses import MosesPipeline
+
+logger = logging.getLogger(__name__)
+
+
+def from_pretrained(model_name_or_path: str, checkpoint_file: str = "checkpoint_best.pt",
+                    data_name_or_path: str = ".", parser: str = "auto", archive_map=None, **kwargs):
+    """A :class:`SyntaxGuidedHubInterface` over a checkpoint (``;``-separated files: an ensemble).
+
+    ``parser``: ``auto`` takes the parser recorded with the data, and stops with a message if it is not
+    installed; ``spacy`` or ``stanza`` forces one, with a warning when it differs from the record."""
+    from . import register
+
+    register()  # the tasks too: importing one model module registers only the models
+    x = hub_utils.from_pretrained(model_name_or_path, checkpoint_file=checkpoint_file.replace(";", os.pathsep),
+                                  data_name_or_path=data_name_or_path, archive_map=archive_map or {},
+                                  parser=parser, **kwargs)
+    return SyntaxGuidedHubInterface(x["args"], x["task"], x["models"])
+
+
+class SyntaxGuidedHubInterface(GeneratorHubInterface):
+    """fairseq's generator hub, with the preprocessing recorded beside the training data."""
+
+    def __init__(self, cfg, task, models):
+        super().__init__(cfg, task, models)
+        data = utils.split_paths(task.cfg.data)[0]
+        rec = read_preprocessing(data)
+        src = task.cfg.source_lang
+        bpe = (rec or {}).get("bpe") or {"codes": "bpecodes"}
+        codes = os.path.join(data, bpe["codes"])
+        if not os.path.exists(codes):
+            raise FileNotFoundError(f"{codes}: no BPE codes beside the data; prepare it with data-prep (which writes "
+                                    f"{PREPROCESSING_FILE} and bpecodes there)")
+        if rec is None:
+            logger.warning("no %s in %s: tokenizing with data-prep's Moses pipeline and the BPE codes there, "
+                           "without the BPE vocabulary filter", PREPROCESSING_FILE, data)
+        from subword_nmt.apply_bpe import BPE, read_vocabulary
+
+        vocab = None
+        if bpe.get("vocabulary"):
+            with open(os.path.join(data, bpe["vocabulary"]), encoding="utf-8") as fh:
+                vocab = read_vocabulary(fh, bpe.get("vocabulary_threshold"))
+        with open(codes, encoding="utf-8") as fh:
+            self._bpe = BPE(fh, vocab=vocab)
+        self._moses = MosesPipeline(src)
+        from sacremoses import MosesDetokenizer
+
+        self._detok = MosesDetokenizer(lang=task.cfg.target_lang)
+        self.preprocessing = rec
+        if hasattr(task, "parser"):
+            self.parser = task.parser  # a missing parser stops here, not at the first sentence
+
+    def tokenize(self, sentence: str) -> str:
+        return self._moses(sentence)
+
+    def detokenize(self, sentence: str) -> str:
+        return self._detok.detokenize(sentence.split())
+
+    def apply_bpe(self, sentence: str) -> str:
+        return self._bpe.process_line(sentence)
+
+    def remove_bpe(self, sentence: str) -> str:
+        return (sentence + " ").replace("@@ ", "").rstrip()
+
+    def sample(self, sentences: Union[str, List[str]], beam: int = 1, verbose: bool = False, **kwargs):
+        if isinstance(sentences, str):
+            return self.sample([sentences], beam=beam, verbose=verbose, **kwargs)[0]
+        batched = self.generate(sentences, beam, verbose, **kwargs)
+        return [self.decode(hypos[0]["tokens"]) if hypos else None for hypos in batched]
+
+    def generate(self, tokenized_sentences, beam: int = 5, verbose: bool = False, skip_invalid_size_inputs=False,
+                 **kwargs):
+        """As fairseq's, and also on raw sentences (strings). A sentence longer than the model's source
+        positions is an error naming it; with ``skip_invalid_size_inputs`` it gets no hypotheses (``[]``, and
+        ``None`` from translate/sample), and the others keep their places."""
+        if isinstance(tokenized_sentences, str) or (torch.is_tensor(tokenized_sentences)
+                                                    and tokenized_sentences.dim() == 1):
+            return self.generate([tokenized_sentences], beam, verbose, skip_invalid_size_inputs, **kwargs)[0]
+        items = [self.encode(s) if isinstance(s, str) else s for s in tokenized_sentences]
+        limit = self.max_positions[0] if isinstance(self.max_positions, (tuple, list)) else self.max_positions
+        too_long = [i for i, t in enumerate(items) if limit is not None and len(t) > limit]
+        if too_long and not skip_invalid_size_inputs:
+            i = too_long[0]
+            raise ValueError(f"sentence {i}: {len(items[i])} tokens after BPE (with </s>), more than the model's "
+                             f"{limit} source positions; shorten it, or pass skip_invalid_size_inputs=True")
+        keep = [i for i in range(len(items)) if i not in set(too_long)]
+        out = super().generate([items[i] for i in keep], beam, verbose, **kwargs) if keep else []
+        result = [[] for _ in items]
+        for i, hypos in zip(keep, out):
+            result[i] = hypos
+        return result

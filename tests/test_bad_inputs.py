@@ -1,0 +1,116 @@
+"""Bad input to the preparation CLIs, on real Multi30k sentences: one clear line naming the file (and the
+line), nothing half-written, and a changed input never answered with a stale parse."""
+import gzip
+import json
+
+import pytest
+
+from .conftest import BIN, run
+
+
+@pytest.fixture(scope="module")
+def tokenized(tmp_path_factory, multi30k_dir):
+    """The first 6 English training sentences of Multi30k, Moses-tokenized as data-prep does."""
+    d = tmp_path_factory.mktemp("bad")
+    with gzip.open(multi30k_dir / "train.en.gz", "rt", encoding="utf-8") as fh:
+        lines = [next(fh) for _ in range(6)]
+    (d / "raw.en").write_text("".join(lines), encoding="utf-8")
+    run([BIN / "fairseq-syntax-text", "tokenize", d / "raw.en", "-o", d / "tok.en", "-l", "en", "--quiet"])
+    return d
+
+
+def parse(src, out, *extra, check=True):
+    return run([BIN / "fairseq-syntax-parse", src, "-o", out, "--parser", "spacy", "--quiet", *extra], check=check)
+
+
+def one_line_error(proc, *fragments):
+    assert proc.returncode != 0
+    err = [x for x in proc.stderr.splitlines() if "error" in x]
+    assert len(err) == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    for f in fragments:
+        assert f in err[0], (f, err[0])
+    return err[0]
+
+
+def test_a_changed_input_is_parsed_again_and_recorded(tokenized, tmp_path):
+    src, out = tmp_path / "x.en", tmp_path / "x.conllu"
+    lines = (tokenized / "tok.en").read_text(encoding="utf-8").splitlines()
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parse(src, out)
+    rec = json.loads((tmp_path / "x.conllu.provenance.json").read_text())
+    assert rec["lines"] == 6 and rec["parser"]["backend"] == "spacy" and rec["parser"]["model_version"]
+    assert "is complete; nothing to do" in parse(src, out).stderr
+    # the same token counts, other words: the probe that used to keep the stale parse
+    changed = [" ".join(["dog"] * len(x.split())) for x in lines]
+    src.write_text("\n".join(changed) + "\n", encoding="utf-8")
+    proc = parse(src, out)
+    assert "changed since it was parsed; parsing again" in proc.stderr
+    forms = [ln.split("\t")[1] for ln in out.read_text().splitlines() if ln and not ln.startswith("#")]
+    assert set(forms) == {"dog"}
+    assert json.loads((tmp_path / "x.conllu.provenance.json").read_text())["input_sha1"] != rec["input_sha1"]
+    # a record of another parser: parsed again too
+    rec = json.loads((tmp_path / "x.conllu.provenance.json").read_text())
+    rec["parser"]["model"] = "en_core_web_lg"
+    (tmp_path / "x.conllu.provenance.json").write_text(json.dumps(rec))
+    assert "it was parsed with spacy en_core_web_lg" in parse(src, out).stderr
+
+
+def test_brought_conllu_is_checked_token_by_token(tokenized, tmp_path):
+    parse(tokenized / "tok.en", tmp_path / "mine.conllu")
+    text = (tokenized / "tok.en").read_text(encoding="utf-8").splitlines()
+    other = tmp_path / "other.en"
+    words = text[2].split()
+    words[3] = "zebra" if words[3] != "zebra" else "horse"
+    other.write_text("\n".join(text[:2] + [" ".join(words)] + text[3:]) + "\n", encoding="utf-8")
+    proc = run([BIN / "fairseq-syntax-parse", other, "-o", tmp_path / "out.conllu", "--parser", "conllu",
+                "--conllu", tmp_path / "mine.conllu"], check=False)
+    line = one_line_error(proc, "mine.conllu:", "token 4 of sentence 3", f"{other}:3 has {words[3]!r}")
+    assert not (tmp_path / "out.conllu").exists(), line
+    ok = run([BIN / "fairseq-syntax-parse", tokenized / "tok.en", "-o", tmp_path / "out.conllu", "--parser",
+              "conllu", "--conllu", tmp_path / "mine.conllu"])
+    assert "checked" in ok.stderr
+    assert json.loads((tmp_path / "out.conllu.provenance.json").read_text())["parser"]["backend"] == "conllu"
+
+
+def test_invalid_utf8_and_missing_files_are_one_line(tokenized, tmp_path):
+    bad = tmp_path / "bad.en"
+    data = (tokenized / "tok.en").read_bytes().split(b"\n")
+    data[1] = data[1][:10] + b"\xff" + data[1][10:]
+    bad.write_bytes(b"\n".join(data))
+    one_line_error(parse(bad, tmp_path / "bad.conllu", check=False),
+                   f"{bad}:2: not valid UTF-8 (byte 0xff at column 11)")
+    assert not (tmp_path / "bad.conllu").exists()
+    one_line_error(parse(tmp_path / "missing.en", tmp_path / "m.conllu", check=False), "missing.en: no such file")
+    proc = run([BIN / "fairseq-syntax-align", "--conllu", tmp_path / "none.conllu", "--subwords", bad,
+                "-o", tmp_path / "h"], check=False)
+    one_line_error(proc, "none.conllu: no such file")
+
+
+def test_a_dangling_bpe_marker_is_named(tokenized, tmp_path):
+    parse(tokenized / "tok.en", tmp_path / "p.conllu")
+    lines = (tokenized / "tok.en").read_text(encoding="utf-8").splitlines()
+    lines[4] = lines[4] + "@@"  # the last piece continues into nothing
+    sub = tmp_path / "sub.en"
+    sub.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = run([BIN / "fairseq-syntax-align", "--conllu", tmp_path / "p.conllu", "--subwords", sub,
+                "-o", tmp_path / "heads"], check=False)
+    one_line_error(proc, f"{sub}:5", "ends in '@@'")
+    assert not (tmp_path / "heads").exists()
+
+
+def test_provenance_needs_one_parser_for_every_split(tokenized, tmp_path):
+    a, b = tmp_path / "train.en.conllu", tmp_path / "valid.en.conllu"
+    parse(tokenized / "tok.en", a)
+    parse(tokenized / "tok.en", b)
+    rec = json.loads((tmp_path / "valid.en.conllu.provenance.json").read_text())
+    rec["parser"] = {"backend": "stanza", "model": "en", "model_version": None, "library_version": "1.15.0"}
+    (tmp_path / "valid.en.conllu.provenance.json").write_text(json.dumps(rec))
+    dest = tmp_path / "bin"
+    dest.mkdir()
+    proc = run([BIN / "fairseq-syntax-provenance", "--destdir", dest, "--parses", a, b, "-s", "en", "-t", "de"],
+               check=False)
+    one_line_error(proc, "valid.en.conllu was parsed with stanza en", "one parser must make all splits")
+    assert not (dest / "preprocessing.json").exists()
+    (tmp_path / "valid.en.conllu.provenance.json").unlink()
+    one_line_error(run([BIN / "fairseq-syntax-provenance", "--destdir", dest, "--parses", a, b, "-s", "en"],
+                       check=False), "valid.en.conllu: no record of its input and parser")
