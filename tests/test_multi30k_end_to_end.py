@@ -178,6 +178,26 @@ def test_generate_without_user_dir_is_answered_in_troubleshooting(prepared, trai
     assert "--user-dir \"$(fairseq-syntax-user-dir)\"" in doc
 
 
+def test_damaged_heads_are_named_by_fairseq_train(prepared, user_dir, tmp_path):
+    """The probes of the bad-input issue, on the real side files: a truncated .bin, and random bytes."""
+    data = tmp_path / "bin"
+    shutil.copytree(prepared / "bin", data)
+    heads = data / "train.en-de.en.heads.bin"
+    good = heads.read_bytes()
+    cmd = [str(BIN / "fairseq-train"), str(data), "--user-dir", user_dir, *TRAIN, "--max-update", "1",
+           "--save-dir", str(tmp_path / "ckpt"), "--no-save"]
+    heads.write_bytes(good[: len(good) // 2])
+    out = run(cmd, cwd=str(tmp_path), check=False)
+    assert out.returncode != 0
+    assert re.search(rf"{re.escape(str(heads))}: {len(good) // 2} bytes, but its .idx describes {len(good)}",
+                     out.stderr), out.stderr[-3000:]
+    rng = np.random.default_rng(0)
+    heads.write_bytes(rng.integers(0, 256, len(good), dtype=np.uint8).tobytes())
+    out = run(cmd, cwd=str(tmp_path), check=False)
+    assert out.returncode != 0
+    assert re.search(rf"{re.escape(str(heads))}: sentence \d+: head code -?\d+ outside", out.stderr), out.stderr[-3000:]
+
+
 def test_vanilla_checkpoint_fine_tunes_into_sgnet(prepared, user_dir, tmp_path):
     vanilla = tmp_path / "vanilla"
     args = [a for a in TRAIN]

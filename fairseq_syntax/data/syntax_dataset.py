@@ -18,12 +18,22 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
     (BOS, EOS and padding get code 0); masks are built on the model's device.
     """
 
-    def __init__(self, dataset, heads, heads_name: str = "heads"):
+    def __init__(self, dataset, heads, heads_name="heads"):
+        """``heads_name``: the side file, or one name per part of a ``ConcatDataset`` of them, for errors."""
         super().__init__(dataset)
+        names = [heads_name] if isinstance(heads_name, str) else list(heads_name)
         if len(heads) != len(dataset):
-            raise ValueError(f"{heads_name}: {len(heads)} sentences, but the source has {len(dataset)}")
-        self.heads = PackedRows(heads, heads_name)
-        self.heads_name = heads_name
+            raise ValueError(f"{' + '.join(names)}: {len(heads)} sentences, but the source has {len(dataset)}")
+        self.heads = PackedRows(heads, " + ".join(names))
+        if len(names) != len(self.heads.parts):
+            names = [" + ".join(names)] * len(self.heads.parts)
+        self.heads_names = names
+
+    def describe(self, i: int) -> str:
+        """``FILE: sentence N`` of item ``i`` (numbered within its own file)."""
+        p = int(np.searchsorted(self.heads.bounds, i, side="right"))
+        start = int(self.heads.bounds[p - 1]) if p else 0
+        return f"{self.heads_names[p]}: sentence {(i - start) % int(self.heads.real[p]) + 1}"
 
     def __getattr__(self, name):
         # src, tgt, src_dict, left_pad_source, ... of the wrapped LanguagePairDataset
@@ -63,7 +73,7 @@ class SyntaxLanguagePairDataset(BaseWrapperDataset):
                                     == self.dataset.src_dict.eos())
         body = lengths - lead - trail
         flat, n = self.heads.gather(ids)
-        names = lambda k: f"{self.heads_name}: sentence {int(ids[k]) + 1}"  # noqa: E731
+        names = lambda k: self.describe(int(ids[k]))  # noqa: E731
         over = np.nonzero(body > n)[0]
         if len(over):
             k = int(over[0])

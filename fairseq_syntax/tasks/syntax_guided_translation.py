@@ -68,7 +68,7 @@ class SyntaxGuidedTranslationTask(TranslationTask):
             paths = paths[:1]
         data_path = paths[(epoch - 1) % len(paths)]
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
-        parts = []
+        parts, files = [], []
         for k in itertools.count():
             split_k = split + (str(k) if k > 0 else "")
             prefix = source_prefix(data_path, split_k, src, tgt)
@@ -80,6 +80,7 @@ class SyntaxGuidedTranslationTask(TranslationTask):
             check_sizes(heads.sizes, src_data.sizes, heads_name + ".bin", prefix + ".bin")
             del src_data
             parts.append(heads)
+            files.append(heads_name + ".bin")
             if not combine:
                 break
         if not parts:
@@ -88,7 +89,7 @@ class SyntaxGuidedTranslationTask(TranslationTask):
             heads = parts[0]
         else:
             heads = ConcatDataset(parts, [self.cfg.upsample_primary] + [1] * (len(parts) - 1))
-        self.datasets[split] = SyntaxLanguagePairDataset(self.datasets[split], heads, f"{split} heads")
+        self.datasets[split] = SyntaxLanguagePairDataset(self.datasets[split], heads, files)
         logger.info("%s: %d sentences with source heads (%s)", split, len(heads), self.cfg.heads_suffix)
 
     @property
