@@ -57,7 +57,8 @@ def sentence_prediction_pair(data):
 
     out = {}
     for name, task in (("vanilla", "sentence_prediction"), ("syntax", "syntax_sentence_prediction")):
-        t = tasks.setup_task(user_args(data, task, "roberta_sgnet_small", "--num-classes", "2"))
+        t = tasks.setup_task(user_args(data, task, "roberta_sgnet_small", "--num-classes", "2", "--init-token", "0",
+                                       "--criterion", "sentence_prediction"))
         t.load_dataset("train")
         out[name] = (t, t.dataset("train"))
     return out

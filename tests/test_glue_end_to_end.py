@@ -94,3 +94,48 @@ def test_pair_codes_line_up_with_berts_pair_layout():
     assert cut.tolist() == [0, 3, 3, -3, 0, 6]  # the cut keeps a valid tree
     cut = AssembledCodesDataset(a, b, lead=1, max_positions=2).collater([0])[0]
     assert cut.tolist() == [0, 2]  # the first word's head (column 2) is cut off: it becomes a root
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pair,extra", [(False, []), (True, ["--separator-token", "2", "--shorten-method", "truncate",
+                                                                 "--max-positions", "12"])])
+def test_batches_equal_fairseqs_own_pipeline(cola, tmp_path, pair, extra):
+    """The numpy-built net_input, ntokens and target equal those of fairseq's dataset stack, on real CoLA."""
+    import shutil
+
+    from fairseq import options, tasks
+    from fairseq.data import (ConcatSentencesDataset, NumelDataset, OffsetTokensDataset, PrependTokenDataset,
+                              RightPadDataset, StripTokenDataset, TruncateDataset, data_utils)
+
+    data = tmp_path / "bin"
+    shutil.copytree(cola / "bin", data)
+    if pair:  # a pair task from real sentences: input1 is a copy of input0
+        shutil.copytree(data / "input0", data / "input1")
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(parser, [str(data), "--user-dir", fairseq_syntax.USER_DIR, "--task",
+                                                "syntax_sentence_prediction", "--arch", "roberta_sgnet_small",
+                                                "--num-classes", "2", "--init-token", "0", "--criterion",
+                                                "sentence_prediction", *extra])
+    task = tasks.setup_task(args)
+    task.load_dataset("train")
+    ours = task.dataset("train")
+    d = task.source_dictionary
+    toks = PrependTokenDataset(data_utils.load_indexed_dataset(str(data / "input0" / "train"), d), 0)
+    if pair:
+        second = PrependTokenDataset(data_utils.load_indexed_dataset(str(data / "input1" / "train"), d), 2)
+        toks = TruncateDataset(ConcatSentencesDataset(toks, second), 12)
+    labels = OffsetTokensDataset(StripTokenDataset(data_utils.load_indexed_dataset(
+        str(data / "label" / "train"), task.label_dictionary), task.label_dictionary.eos()),
+        offset=-task.label_dictionary.nspecial)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        ids = rng.choice(len(ours), size=17, replace=False)
+        got = ours.collater([ours[i] for i in ids])
+        order = got["id"].tolist()  # SortDataset maps positions to rows: compare by the rows it returns
+        want_tokens = RightPadDataset(toks, pad_idx=d.pad()).collater([toks[i] for i in order])
+        assert torch.equal(got["net_input"]["src_tokens"], want_tokens), (got["net_input"]["src_tokens"][:3], want_tokens[:3])
+        numel = NumelDataset(toks, reduce=False)
+        assert torch.equal(got["net_input"]["src_lengths"], numel.collater([numel[i] for i in order]))
+        assert got["ntokens"] == sum(len(toks[i]) for i in order)
+        assert torch.equal(got["target"], torch.stack([labels[i] for i in order]))
+        assert got["net_input"]["src_heads"].shape == want_tokens.shape

@@ -11,25 +11,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from fairseq.data import (
-    ConcatSentencesDataset,
     IdDataset,
     NestedDictionaryDataset,
-    NumelDataset,
     NumSamplesDataset,
-    OffsetTokensDataset,
-    PrependTokenDataset,
     RawLabelDataset,
-    RightPadDataset,
     SortDataset,
-    StripTokenDataset,
-    TruncateDataset,
     data_utils,
 )
 from fairseq.tasks import register_task
 from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
-from ..data.sentence_codes import AssembledCodesDataset
+from ..data.sentence_codes import AssembledCodesDataset, AssembledInputDataset, ClassLabelDataset, SizeSumDataset
 
 logger = logging.getLogger(__name__)
 
@@ -62,60 +55,44 @@ class SyntaxSentencePredictionTask(SentencePredictionTask):
         if input0 is None:
             raise FileNotFoundError(f"{os.path.join(self.cfg.data, 'input0', split)}.bin: not found")
         input1, heads1 = self._load_input("input1", split, combine)
-        lead = 0
-        if self.cfg.init_token is not None:
-            input0 = PrependTokenDataset(input0, self.cfg.init_token)
-            lead = 1
-        separator = 0
-        if input1 is None:
-            src_tokens = input0
-        else:
-            if self.cfg.separator_token is not None:
-                input1 = PrependTokenDataset(input1, self.cfg.separator_token)
-                separator = 1
-            src_tokens = ConcatSentencesDataset(input0, input1)
-
-        with data_utils.numpy_seed(self.cfg.seed):
-            shuffle = np.random.permutation(len(src_tokens))
-
+        lead = int(self.cfg.init_token is not None)
+        separator = int(input1 is not None and self.cfg.separator_token is not None)
         max_positions = None
-        if self.cfg.shorten_method != "none" and split in self.cfg.shorten_data_split_list.split(","):
+        splits = self.cfg.shorten_data_split_list  # as fairseq's maybe_shorten_dataset: empty means every split
+        if self.cfg.shorten_method != "none" and (split in splits.split(",") or not splits):
             if self.cfg.shorten_method != "truncate":
                 raise ValueError(f"--shorten-method {self.cfg.shorten_method}: only 'truncate' keeps the heads "
                                  "aligned with the tokens")
             max_positions = self.max_positions()
-            src_tokens = TruncateDataset(src_tokens, max_positions)
+        name = os.path.join(self.cfg.data, "input0", split)
         codes = AssembledCodesDataset(heads0, heads1, lead, separator, max_positions,
-                                      name=os.path.join(self.cfg.data, "input0", f"{split}.{self.cfg.heads_suffix}"))
-        if not np.array_equal(codes.sizes, src_tokens.sizes):
-            bad = int(np.nonzero(codes.sizes != src_tokens.sizes)[0][0])
+                                      name=f"{name}.{self.cfg.heads_suffix}")
+        # <s> input0 </s> [sep] input1 </s>, truncated and right-padded per batch in numpy: the batches of
+        # fairseq's PrependToken/ConcatSentences/Truncate/RightPad datasets, without a tensor per sentence
+        net_input = AssembledInputDataset(input0, input1, codes, self.source_dictionary.pad(), self.cfg.init_token,
+                                          self.cfg.separator_token if input1 is not None else None, max_positions,
+                                          name=name)
+        if not np.array_equal(codes.sizes, net_input.sizes):
+            bad = int(np.nonzero(codes.sizes != net_input.sizes)[0][0])
             raise ValueError(f"{split}: heads and tokens disagree in length at sentence {bad + 1}")
+        with data_utils.numpy_seed(self.cfg.seed):
+            shuffle = np.random.permutation(len(net_input))
 
-        dataset = {
-            "id": IdDataset(),
-            "net_input": {
-                "src_tokens": RightPadDataset(src_tokens, pad_idx=self.source_dictionary.pad()),
-                "src_lengths": NumelDataset(src_tokens, reduce=False),
-                "src_heads": codes,  # collated (right-padded with 0) in numpy
-            },
-            "nsentences": NumSamplesDataset(),
-            "ntokens": NumelDataset(src_tokens, reduce=True),
-        }
+        dataset = {"id": IdDataset(), "net_input": net_input, "nsentences": NumSamplesDataset(),
+                   "ntokens": SizeSumDataset(net_input.sizes)}
         if not self.cfg.regression_target:
             labels = data_utils.load_indexed_dataset(os.path.join(self.cfg.data, "label", split),
                                                      self.label_dictionary, combine=combine)
             if labels is not None:
-                dataset["target"] = OffsetTokensDataset(
-                    StripTokenDataset(labels, id_to_strip=self.label_dictionary.eos()),
-                    offset=-self.label_dictionary.nspecial,
-                )
+                dataset["target"] = ClassLabelDataset(labels, -self.label_dictionary.nspecial,
+                                                      os.path.join(self.cfg.data, "label", split))
         else:
             path = os.path.join(self.cfg.data, "label", f"{split}.label")
             if os.path.exists(path):
                 with open(path, encoding="utf-8") as fh:
                     dataset["target"] = RawLabelDataset([[float(x) for x in line.split()] for line in fh])
 
-        nested = NestedDictionaryDataset(dataset, sizes=[src_tokens.sizes])
+        nested = NestedDictionaryDataset(dataset, sizes=[net_input.sizes])
         self.datasets[split] = nested if self.cfg.no_shuffle else SortDataset(nested, sort_order=[shuffle])
         logger.info("Loaded %s with #samples: %d (with heads)", split, len(nested))
         return self.datasets[split]
