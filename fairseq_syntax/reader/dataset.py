@@ -162,11 +162,12 @@ class ReaderDataset(FairseqDataset):
             if sig in self.sup:
                 batch["supervision"][sig] = torch.from_numpy(context_part(f"sup.{sig}", -1))
         if self.pair_signals:  # every pair signal in one gather, then sliced: (pairs per item [B], pairs [m, 2])
-            lens = self.sup_counts[:, ids].ravel()
+            counts = np.take(self.sup_counts, ids, axis=1)  # (np.take: fancy indexing of a 2-D array is slower)
+            lens = counts.ravel()
             ends = np.cumsum(lens)
-            src = np.arange(ends[-1]) + np.repeat(self.sup_starts[:, ids].ravel() - (ends - lens), lens)
-            pairs = torch.from_numpy(self.sup_pairs[src]).view(torch.int32).view(-1, 2)
-            counts = torch.from_numpy(self.sup_counts[:, ids])
+            src = np.arange(ends[-1]) + np.repeat(np.take(self.sup_starts, ids, axis=1).ravel() - (ends - lens), lens)
+            pairs = torch.from_numpy(np.take(self.sup_pairs, src)).view(torch.int32).view(-1, 2)
+            counts = torch.from_numpy(counts)
             bounds = np.concatenate([[0], ends[b - 1::b]])
             for k, sig in enumerate(self.pair_signals):
                 batch["supervision"][sig] = (counts[k], pairs[int(bounds[k]):int(bounds[k + 1])])
