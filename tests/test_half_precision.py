@@ -132,7 +132,9 @@ def reader_batch(tmp_path_factory):
     items = [Annotated(inst, annotation(), "PRON", "")] * 2
     write_split(str(out), "train", items, d)
     ds = ReaderDataset(str(out), "train", d, ("DepParse", "CorefAll"), max_context=8)
-    return d, ds.collater([ds[i] for i in range(len(ds))])
+    batch = ds.collater([ds[i] for i in range(len(ds))])
+    batch["supervision"] = ds.signal_targets(batch["id"], batch["net_input"]["context"].size(1))
+    return d, batch
 
 
 @pytest.mark.parametrize("arch", ["bidaf", "bidaf_sa_early", "bidaf_sa_late", "bidaf_sa_both"])

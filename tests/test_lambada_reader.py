@@ -3,6 +3,7 @@ import json
 import re
 from argparse import Namespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -149,3 +150,37 @@ def test_signals_need_a_self_attention_layer(lambada, tmp_path):
                 "--arch", "bidaf", "--signals", "CorefAll", "--criterion", "pointer_sum", "--optimizer", "adam",
                 "--batch-size", "4", "--max-update", "1", "--save-dir", str(tmp_path)], cwd=tmp_path, check=False)
     assert proc.returncode != 0 and "needs a self-attention layer" in proc.stderr
+
+
+@pytest.mark.slow
+def test_signals_gathered_on_the_device_equal_the_side_files(lambada):
+    """signal_targets (tables on the model's device, a batch sends only ids) against each instance's pairs read
+    straight from the .sup files, moved to the kept end of a context cut to max_context."""
+    from fairseq.data import indexed_dataset
+
+    from fairseq_syntax.reader.dataset import ReaderDataset
+    from fairseq_syntax.reader.losses import supervision_targets
+    from fairseq_syntax.reader.supervision import SIGNALS
+
+    d = Dictionary.load(str(lambada / "bin" / "dict.txt"))
+    for max_context in (400, 40):  # 40 cuts most contexts: pairs move or go
+        ds = ReaderDataset(str(lambada / "bin"), "train", d, SIGNALS, max_context=max_context)
+        raw = {s: indexed_dataset.MMapIndexedDataset(str(lambada / "bin" / f"train.sup.{s}")) for s in SIGNALS}
+        context = indexed_dataset.MMapIndexedDataset(str(lambada / "bin" / "train.context"))
+        sizes = np.array(context.sizes)  # a copy: .sizes is a view of the mmap, closed with its dataset
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            ids = rng.choice(len(ds), size=min(12, len(ds)), replace=False)
+            batch = ds.collater(list(ids))
+            width = batch["net_input"]["context"].size(1)
+            got = ds.signal_targets(batch["id"], width)
+            for s in SIGNALS:
+                dense = supervision_targets(got[s], len(ids), width)
+                want = torch.zeros_like(dense)
+                for k, i in enumerate(batch["id"].tolist()):
+                    cut = max(int(sizes[i]) - max_context, 0)
+                    for r, c in raw[s][i].numpy().reshape(-1, 2).tolist():
+                        if r >= cut and c >= cut:
+                            want[k, r - cut, c - cut] = True
+                assert torch.equal(dense, want), (s, max_context)
+                assert want.any() or s != "DepParse"

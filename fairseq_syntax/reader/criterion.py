@@ -38,11 +38,13 @@ class PointerSumCriterion(FairseqCriterion):
                "n_answerable": int(has.sum())}
         if supervised:
             attn, n = extra["sup_attn"], logits.size(1)
+            # training batches come from the training subset; its signals are gathered on the model's device
+            signals = self.task.dataset(self.task.cfg.train_subset).signal_targets(sample["id"], n)
             for sig in self.signals:
-                if sig not in sample["supervision"]:
+                if sig not in signals:
                     raise ValueError(f"--signals {sig}: this training split has no {sig} side data "
                                      f"(.sup.{sig}.bin/.idx); prepare it with data-prep/lambada.sh")
-                targets = supervision_targets(sample["supervision"][sig], bsz, n)
+                targets = supervision_targets(signals[sig], bsz, n)
                 s, count = attention_supervision_nll(attn, targets)
                 if int(count):
                     # the mean over supervised rows, weighted per instance like the answer loss

@@ -36,7 +36,8 @@ def _load(pfx: str):
 
 
 class ReaderDataset(FairseqDataset):
-    """Batches of (context, query, answer, supervision); masks are built per batch from index pairs."""
+    """Batches of (context, query, answer); the supervision of a batch is gathered on the model's device
+    (:meth:`signal_targets`), from index pairs and head columns, and its masks built there."""
 
     def __init__(self, data_dir: str, split: str, dictionary: Dictionary, signals: Sequence[str] = (),
                  max_context: int = 400, seed: int = 1, shuffle: bool = True):
@@ -51,44 +52,79 @@ class ReaderDataset(FairseqDataset):
         self.csizes = np.minimum(np.array(self.parts["context"].sizes), max_context)
         self.qsizes = np.array(self.parts["query"].sizes)
         self.split = split
-        self.packed = {name: PackedRows(ds, prefix(data_dir, split, name))
-                       for name, ds in list(self.parts.items()) + [(f"sup.{s}", d) for s, d in self.sup.items()]}
-        # The signals, moved once to the kept end of each context (max_context), so a batch only gathers them.
-        # DepParse has one target per token (its head): one int per context token, laid out like the context and
-        # taken with it. The others are (row, column) pairs, int32, one array signal after signal, so a batch
-        # gathers all of them in one take; the model's device expands them (supervision_targets).
+        self.packed = {name: PackedRows(ds, prefix(data_dir, split, name)) for name, ds in self.parts.items()}
+        # The signals, moved once to the kept end of each context (max_context). They never enter a batch: the
+        # criterion asks signal_targets() for a batch's ids, which gathers them on the model's device from tables
+        # moved there once. DepParse has one target per token (its head): one int per context token, laid out like
+        # the context. The others are (row, column) int32 pairs, one array signal after signal.
         context = self.packed["context"]
-        cut = np.maximum(np.asarray(context.sizes) - max_context, 0)
+        sizes = np.asarray(context.sizes, dtype=np.int64)
+        cut = np.maximum(sizes - max_context, 0)
+        self.tables = {"context_start": np.cumsum(sizes) - sizes, "cut": cut, "kept": sizes - cut}
         self.pair_signals, kept_pairs, counts = [], [], []
         for s in self.sup:
-            flat, m = self.packed.pop(f"sup.{s}").all_rows()
+            flat, m = PackedRows(self.sup[s], f"sup.{s}").all_rows()
             owner = np.repeat(np.arange(len(m)), m // 2)
             pairs = flat.reshape(-1, 2) - cut[owner][:, None]
             inside = (pairs >= 0).all(-1)
             pairs, owner = pairs[inside], owner[inside]
             if s in ONE_TARGET_PER_TOKEN:
-                starts = np.cumsum(context.sizes) - context.sizes
-                at = starts[owner] + pairs[:, 0] + cut[owner]
+                at = self.tables["context_start"][owner] + pairs[:, 0] + cut[owner]
                 if len(np.unique(at)) != len(at):
                     bad = int(owner[np.flatnonzero(np.diff(np.sort(at)) == 0)[0]]) if len(at) else -1
                     raise ValueError(f"{prefix(data_dir, split, 'sup.' + s)}: item {bad} gives a token two "
                                      f"{s} targets; {s} has one per token")
-                column = np.full(int(context.sizes.sum()), -1, dtype=np.int32)
+                column = np.full(int(sizes.sum()), -1, dtype=np.int32)
                 column[at] = pairs[:, 1]
-                self.packed[f"sup.{s}"] = PackedRows.from_flat(column, context.sizes, f"sup.{s}")
+                self.tables[s] = column
             else:
                 self.pair_signals.append(s)
                 kept_pairs.append(pairs.astype(np.int32))
                 counts.append(np.bincount(owner, minlength=len(m)))
-        # each (row, column) int32 pair read as one int64, so the gather moves one 8-byte item per pair
-        self.sup_pairs = np.ascontiguousarray(np.concatenate(kept_pairs) if kept_pairs
-                                              else np.zeros((0, 2), dtype=np.int32)).view(np.int64).reshape(-1)
-        self.sup_counts = np.array(counts, dtype=np.int64).reshape(len(self.pair_signals), n)  # [signal, item]
-        self.sup_starts = (np.cumsum(self.sup_counts.ravel()) - self.sup_counts.ravel()).reshape(self.sup_counts.shape)
+        self.tables["pairs"] = np.concatenate(kept_pairs) if kept_pairs else np.zeros((0, 2), dtype=np.int32)
+        pair_counts = np.array(counts, dtype=np.int64).reshape(len(self.pair_signals), n)  # [signal, item]
+        self.tables["pair_counts"] = pair_counts
+        self.tables["pair_starts"] = (np.cumsum(pair_counts.ravel()) - pair_counts.ravel()).reshape(pair_counts.shape)
+        self._on_device = {}
         # context, ctypes and sent are written side by side: one lookup of their rows serves all three
         self._shared_layout = all(context.same_layout(self.packed[p]) for p in ("ctypes", "sent"))
-        self._shared_layout &= all(context.same_layout(self.packed[f"sup.{s}"]) for s in ONE_TARGET_PER_TOKEN
-                                   if s in self.sup)
+
+    def __getstate__(self):  # loader workers never need the device copies
+        state = dict(self.__dict__)
+        state["_on_device"] = {}
+        return state
+
+    def signal_targets(self, ids: torch.Tensor, width: int) -> dict:
+        """Each loaded signal of the instances ``ids``, on their device, for :func:`supervision_targets`:
+        DepParse as a (B, width) column of heads (-1: none), the others as (pairs per instance, pairs).
+
+        The tables go to that device once; a batch then costs the loader nothing, and the device a gather."""
+        dev = ids.device
+        key = str(dev)
+        if key not in self._on_device:
+            self._on_device[key] = {k: torch.from_numpy(np.ascontiguousarray(v)).to(dev) for k, v in self.tables.items()}
+        t = self._on_device[key]
+        ids = ids.long()
+        out = {}
+        for sig in ONE_TARGET_PER_TOKEN:
+            if sig in self.sup:
+                pos = torch.arange(width, device=dev)
+                first = t["context_start"][ids] + t["cut"][ids]
+                inside = pos.unsqueeze(0) < t["kept"][ids].unsqueeze(1)
+                at = torch.where(inside, first.unsqueeze(1) + pos.unsqueeze(0), torch.zeros_like(first).unsqueeze(1))
+                out[sig] = torch.where(inside, t[sig][at], torch.full_like(t[sig][at], -1))
+        if self.pair_signals:
+            b = len(ids)
+            counts = t["pair_counts"][:, ids]
+            lens = counts.reshape(-1)
+            ends = lens.cumsum(0)
+            bounds = [0] + ends[b - 1::b].tolist()  # the one host synchronisation: the sizes of the outputs
+            offset = t["pair_starts"][:, ids].reshape(-1) - (ends - lens)
+            src = torch.arange(bounds[-1], device=dev) + torch.repeat_interleave(offset, lens, output_size=bounds[-1])
+            pairs = t["pairs"][src]
+            for k, sig in enumerate(self.pair_signals):
+                out[sig] = (counts[k], pairs[bounds[k]:bounds[k + 1]])
+        return out
 
     def __len__(self):
         return len(self.csizes)
@@ -157,18 +193,5 @@ class ReaderDataset(FairseqDataset):
                                "query": torch.from_numpy(pad_rows(qry_flat, qlen, int(qlen.max()), self.pad)),
                                "sentence_ids": torch.from_numpy(context_part("sent", -1))},
                  "ctypes": torch.from_numpy(ctypes), "answer": torch.from_numpy(answer),
-                 "answer_mask": torch.from_numpy(answer_mask), "supervision": {}}
-        for sig in ONE_TARGET_PER_TOKEN:
-            if sig in self.sup:
-                batch["supervision"][sig] = torch.from_numpy(context_part(f"sup.{sig}", -1))
-        if self.pair_signals:  # every pair signal in one gather, then sliced: (pairs per item [B], pairs [m, 2])
-            counts = np.take(self.sup_counts, ids, axis=1)  # (np.take: fancy indexing of a 2-D array is slower)
-            lens = counts.ravel()
-            ends = np.cumsum(lens)
-            src = np.arange(ends[-1]) + np.repeat(np.take(self.sup_starts, ids, axis=1).ravel() - (ends - lens), lens)
-            pairs = torch.from_numpy(np.take(self.sup_pairs, src)).view(torch.int32).view(-1, 2)
-            counts = torch.from_numpy(counts)
-            bounds = np.concatenate([[0], ends[b - 1::b]])
-            for k, sig in enumerate(self.pair_signals):
-                batch["supervision"][sig] = (counts[k], pairs[int(bounds[k]):int(bounds[k + 1])])
+                 "answer_mask": torch.from_numpy(answer_mask)}
         return batch
