@@ -97,12 +97,12 @@ class SyntaxGuidedHubInterface(GeneratorHubInterface):
             return self.generate([tokenized_sentences], beam, verbose, skip_invalid_size_inputs, **kwargs)[0]
         items = [self.encode(s) if isinstance(s, str) else s for s in tokenized_sentences]
         limit = self.max_positions[0] if isinstance(self.max_positions, (tuple, list)) else self.max_positions
-        too_long = [i for i, t in enumerate(items) if limit is not None and len(t) > limit]
+        too_long = {i for i, t in enumerate(items) if limit is not None and len(t) > limit}
         if too_long and not skip_invalid_size_inputs:
-            i = too_long[0]
+            i = min(too_long)
             raise ValueError(f"sentence {i}: {len(items[i])} tokens after BPE (with </s>), more than the model's "
                              f"{limit} source positions; shorten it, or pass skip_invalid_size_inputs=True")
-        keep = [i for i in range(len(items)) if i not in set(too_long)]
+        keep = [i for i in range(len(items)) if i not in too_long]
         out = super().generate([items[i] for i in keep], beam, verbose, **kwargs) if keep else []
         result = [[] for _ in items]
         for i, hypos in zip(keep, out):

@@ -15,20 +15,8 @@ from ..syntax.batch_codes import check_code_range, place_codes, ragged_index
 from .packed import PackedRows
 
 
-class AssembledCodesDataset(FairseqDataset):
-    def __init__(self, heads0, heads1=None, lead: int = 1, separator: int = 0, max_positions: int | None = None,
-                 name: str = "heads"):
-        if heads1 is not None and len(heads1) != len(heads0):
-            raise ValueError(f"{name}: input0 has {len(heads0)} sentences, input1 {len(heads1)}")
-        self.heads0 = PackedRows(heads0, name)
-        self.heads1 = PackedRows(heads1, name.replace("input0", "input1")) if heads1 is not None else None
-        self.lead, self.separator = lead, separator
-        self.max_positions = max_positions
-        self.name = name
-        sizes = self.heads0.sizes + lead + 1
-        if heads1 is not None:
-            sizes = sizes + self.heads1.sizes + separator + 1
-        self._sizes = np.minimum(sizes, max_positions) if max_positions else sizes
+class _IndexItems(FairseqDataset):
+    """Items are their own indices (the collater gathers the batch); sizes come from ``self._sizes``."""
 
     @property
     def sizes(self):
@@ -45,6 +33,22 @@ class AssembledCodesDataset(FairseqDataset):
 
     def __getitem__(self, index):
         return index
+
+
+class AssembledCodesDataset(_IndexItems):
+    def __init__(self, heads0, heads1=None, lead: int = 1, separator: int = 0, max_positions: int | None = None,
+                 name: str = "heads"):
+        if heads1 is not None and len(heads1) != len(heads0):
+            raise ValueError(f"{name}: input0 has {len(heads0)} sentences, input1 {len(heads1)}")
+        self.heads0 = PackedRows(heads0, name)
+        self.heads1 = PackedRows(heads1, name.replace("input0", "input1")) if heads1 is not None else None
+        self.lead, self.separator = lead, separator
+        self.max_positions = max_positions
+        self.name = name
+        sizes = self.heads0.sizes + lead + 1
+        if heads1 is not None:
+            sizes = sizes + self.heads1.sizes + separator + 1
+        self._sizes = np.minimum(sizes, max_positions) if max_positions else sizes
 
     def matrix(self, ids) -> np.ndarray:
         """[B, max size] int64 codes of the rows ``ids``, right-padded with 0 as ``RightPadDataset`` pads tokens."""
@@ -68,7 +72,7 @@ class AssembledCodesDataset(FairseqDataset):
         return torch.from_numpy(self.matrix(samples))
 
 
-class AssembledInputDataset(FairseqDataset):
+class AssembledInputDataset(_IndexItems):
     """``net_input`` of sentence(-pair) classification, built per batch in numpy: ``<s> a </s> [sep] b </s>``
     as fairseq's PrependToken, ConcatSentences, Truncate and RightPad datasets build it (identical batches,
     tested), without a tensor per sentence, and the matching :class:`AssembledCodesDataset` codes."""
@@ -84,22 +88,6 @@ class AssembledInputDataset(FairseqDataset):
             sizes = sizes + self.rows[1].sizes + (separator_token is not None)
         self.codes, self.pad, self.max_positions = codes, pad, max_positions
         self._sizes = np.minimum(sizes, max_positions) if max_positions else sizes
-
-    @property
-    def sizes(self):
-        return self._sizes
-
-    def __len__(self):
-        return len(self._sizes)
-
-    def num_tokens(self, index):
-        return int(self._sizes[index])
-
-    def size(self, index):
-        return int(self._sizes[index])
-
-    def __getitem__(self, index):
-        return index
 
     def collater(self, samples):
         ids = np.asarray(samples, dtype=np.int64)

@@ -110,7 +110,8 @@ class StanzaParser(Parser):
 BACKENDS = ("auto", "stanza", "spacy")
 
 
-def _version(distribution: str) -> "str | None":
+def installed_version(distribution: str) -> "str | None":
+    """The installed version of a distribution (None: not installed)."""
     from importlib import metadata
 
     try:
@@ -124,10 +125,10 @@ def parser_provenance(backend: str, model: str | None = None, lang: str = "en", 
     Read from the package metadata, without loading the model."""
     if backend == "spacy":
         model = model or SPACY_DEFAULT_MODEL
-        return {"backend": "spacy", "model": model, "model_version": _version(model),
-                "library_version": _version("spacy")}
+        return {"backend": "spacy", "model": model, "model_version": installed_version(model),
+                "library_version": installed_version("spacy")}
     if backend == "stanza":
-        return {"backend": "stanza", "model": lang, "model_version": None, "library_version": _version("stanza")}
+        return {"backend": "stanza", "model": lang, "model_version": None, "library_version": installed_version("stanza")}
     raise ValueError(f"unknown parser backend {backend!r}; expected one of {BACKENDS}")
 
 

@@ -14,7 +14,8 @@ import shutil
 from typing import Callable, Sequence
 
 from ..atomic import atomic_path
-from .backends import Parser, describe_provenance, get_parser, parser_provenance, stanza_models_present
+from .backends import (Parser, describe_provenance, get_parser, installed_version, parser_provenance,
+                       stanza_models_present)
 
 logger = logging.getLogger(__name__)
 
@@ -55,21 +56,13 @@ def write_preprocessing(dest_dir: str, parse_records: Sequence[tuple[str, dict]]
         if (a.get("backend"), a.get("model")) != (b.get("backend"), b.get("model")):
             raise ValueError(f"{name} was parsed with {describe_provenance(a)}, but {first_name} with "
                              f"{describe_provenance(b)}: one parser must make all splits")
-    from importlib import metadata
-
-    def version(dist):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
     rec = {"format": FORMAT, "source_lang": source_lang, "target_lang": target_lang,
-           "tokenizer": {"name": "moses", "steps": MOSES_PIPELINE, "sacremoses": version("sacremoses")},
+           "tokenizer": {"name": "moses", "steps": MOSES_PIPELINE, "sacremoses": installed_version("sacremoses")},
            "subword_style": subword_style, "parser": first["parser"],
            "parses": {os.path.basename(name): {"input": r.get("input"), "input_sha1": r.get("input_sha1"),
                                               "lines": r.get("lines")} for name, r in parse_records}}
     if bpe_codes:
-        rec["bpe"] = {"name": "subword_nmt", "codes": "bpecodes", "subword_nmt": version("subword-nmt")}
+        rec["bpe"] = {"name": "subword_nmt", "codes": "bpecodes", "subword_nmt": installed_version("subword-nmt")}
         _copy(bpe_codes, os.path.join(dest_dir, "bpecodes"))
         if bpe_vocab:
             rec["bpe"]["vocabulary"] = f"bpe.vocab.{source_lang}"

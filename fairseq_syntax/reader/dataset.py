@@ -112,7 +112,7 @@ class ReaderDataset(FairseqDataset):
                 first = t["context_start"][ids] + t["cut"][ids]
                 inside = pos.unsqueeze(0) < t["kept"][ids].unsqueeze(1)
                 at = torch.where(inside, first.unsqueeze(1) + pos.unsqueeze(0), torch.zeros_like(first).unsqueeze(1))
-                out[sig] = torch.where(inside, t[sig][at], torch.full_like(t[sig][at], -1))
+                out[sig] = t[sig][at].masked_fill(~inside, -1)
         if self.pair_signals:
             b = len(ids)
             counts = t["pair_counts"][:, ids]
