@@ -9,7 +9,9 @@ script, which reads every validation in the log, whether to go on:
     python scripts/early_stopping.py LOG --metric accuracy --maximize --patience 5 --interval 500  # per 500 updates
 
 It prints the next ``--max-epoch`` (or ``--max-update``) to train to, or ``stop``. A validation repeated after a
-resume counts once (its last value).
+resume counts once (its last value). With ``--min-delta D`` only a value better by more than D than the one that
+started the count restarts it (Keras' ``min_delta``): a validation loss still creeping down by a few thousandths
+an epoch then counts as converged. The checkpoint to score stays the best one, by any margin.
 """
 from __future__ import annotations
 
@@ -44,9 +46,9 @@ def validations(log: str, metric: str, by: str = "epoch") -> dict[int, tuple[flo
 
 
 def convergence(log: str, metric: str, patience: int, max_update: int, maximize: bool = False,
-                by: str = "epoch") -> dict:
-    """The validation curve and whether training is over: ``patience`` validations without a better value,
-    or ``max_update`` reached."""
+                by: str = "epoch", min_delta: float = 0.0) -> dict:
+    """The validation curve and whether training is over: ``patience`` validations without a value better by
+    more than ``min_delta`` than the one that started the count, or ``max_update`` reached."""
     vals = validations(log, metric, by)
     keys = sorted(vals)
     out = {"validations": len(keys), f"valid_{metric}": [vals[k][0] for k in keys], "stopped": None}
@@ -54,13 +56,19 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
         return out
     sign = -1 if maximize else 1
     best = min(keys, key=lambda k: (sign * vals[k][0], k))
+    improved = keys[0]  # the last validation that beat the one before it by more than min_delta
+    for k in keys[1:]:
+        if sign * vals[k][0] < sign * vals[improved][0] - min_delta:
+            improved = k
     last = keys[-1]
-    after = sum(1 for k in keys if k > best)
+    since = sum(1 for k in keys if k > improved)
     out.update({f"best_{by}": best, "best_update": vals[best][1], f"best_valid_{metric}": vals[best][0],
-                f"last_{by}": last, "last_update": vals[last][1], "validations_after_best": after})
+                f"last_{by}": last, "last_update": vals[last][1],
+                "validations_after_best": sum(1 for k in keys if k > best), "min_delta": min_delta,
+                f"last_improvement_{by}": improved, "validations_since_improvement": since})
     if vals[last][1] >= max_update:
         out["stopped"] = "max_update"
-    elif after >= patience:
+    elif since >= patience:
         out["stopped"] = "patience"
     return out
 
@@ -72,11 +80,13 @@ def main(argv=None) -> int:
     p.add_argument("--maximize", action="store_true")
     p.add_argument("--patience", type=int, required=True, help="validations without improvement")
     p.add_argument("--max-update", type=int, required=True)
+    p.add_argument("--min-delta", type=float, default=0.0,
+                   help="an improvement must exceed this to restart the patience count (default 0: any)")
     p.add_argument("--interval", type=int, default=0,
                    help="validate every N updates (the script prints the next --max-update); 0: every epoch")
     a = p.parse_args(argv)
     by = "update" if a.interval else "epoch"
-    c = convergence(a.log, a.metric, a.patience, a.max_update, a.maximize, by)
+    c = convergence(a.log, a.metric, a.patience, a.max_update, a.maximize, by, a.min_delta)
     if c["stopped"]:
         print("stop")
     elif a.interval:

@@ -2,8 +2,8 @@
 # Converged comparison on Multi30k EN->DE: the vanilla transformer, SG-Net, and SG-Net's controls, several seeds,
 # each trained until validation loss stops improving, the best checkpoint scored on every prepared test set.
 #
-#   bash scripts/reproduce_multi30k.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--max-update N]
-#                                      [--out DIR] [--no-summary]
+#   bash scripts/reproduce_multi30k.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--min-delta D]
+#                                      [--max-update N] [--out DIR] [--no-summary]
 #
 # Systems (same small sizes, recipe and batches; only what the name says differs):
 #   vanilla              transformer_small_vanilla (3+3 layers)
@@ -13,8 +13,9 @@
 #   sgnet_learn_alpha    sgnet --sgnet-learn-alpha
 #   sgnet_first_head     sgnet --sgnet-subword-mode first_head
 # The default runs: vanilla and sgnet seeds 1-3, then each control seeds 1-2 (RUNS below).
-# Validation every epoch; training stops after --patience (default 5) epochs without a lower validation loss, or
-# at --max-update (default 8000); the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
+# Validation every epoch; training stops after --patience (default 5) epochs without a validation loss lower by
+# more than --min-delta (default 0.01) than the one that started the count, or at --max-update (default 8000);
+# the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
 # checkpoint_last.pt. --jobs runs that many trainings side by side, one thread each (default 2).
 # Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
 # writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired bootstrap per seed).
@@ -24,6 +25,7 @@ RUNS="vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1
       sgnet_random_trees:2 vanilla_plus1:2 sgnet_learn_alpha:1 sgnet_learn_alpha:2 sgnet_first_head:1 sgnet_first_head:2"
 JOBS=2
 PATIENCE=5
+MIN_DELTA=0.01
 MAX_UPDATE=8000
 RES=$ROOT/results/multi30k
 SUMMARY=1
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
     --runs) RUNS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --patience) PATIENCE=$2; shift 2 ;;
+    --min-delta) MIN_DELTA=$2; shift 2 ;;
     --max-update) MAX_UPDATE=$2; shift 2 ;;
     --out) RES=$2; shift 2 ;;
     --no-summary) SUMMARY=0; shift ;;
@@ -97,7 +100,8 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
   # uninterrupted one would (fairseq's own --patience restarts its count on resume)
   while [ ! -f "$ck/done" ]; do
-    epoch=$(python "$ROOT/scripts/early_stopping.py" "$log" --metric loss --patience "$PATIENCE" --max-update "$MAX_UPDATE")
+    epoch=$(python "$ROOT/scripts/early_stopping.py" "$log" --metric loss --patience "$PATIENCE" \
+      --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE")
     if [ "$epoch" = stop ]; then
       touch "$ck/done"
       echo "[reproduce] $sys seed $seed: stopped after epoch $(grep -c "valid on 'valid'" "$log" || true) validations" >&2
@@ -138,5 +142,5 @@ while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); do
 [ "$failed" = 0 ] || { echo "[reproduce] some runs failed or were stopped; run again to resume" >&2; exit 1; }
 if [ "$SUMMARY" = 1 ]; then
   python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
-    --max-update "$MAX_UPDATE"
+    --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE"
 fi

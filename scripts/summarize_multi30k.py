@@ -39,7 +39,7 @@ def read_lines(path: Path) -> list[str]:
         return [line.rstrip("\n") for line in fh]
 
 
-def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot: int) -> dict:
+def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot: int, min_delta: float = 0.0) -> dict:
     from sacrebleu.metrics import BLEU, CHRF
     from sacrebleu.significance import PairedTest
 
@@ -48,7 +48,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
     for log in sorted((results / "logs").glob("*_seed*.train.log.gz")):
         m = re.match(r"(.+)_seed(\d+)\.train\.log\.gz$", log.name)
         system, seed = m.group(1), int(m.group(2))
-        conv = convergence(str(log), "loss", patience, max_update)
+        conv = convergence(str(log), "loss", patience, max_update, min_delta=min_delta)
         runs.setdefault(system, {})[seed] = {"convergence": conv, "scores": {}}
     refs = {split: read_lines(data / "raw" / f"{split}.de") for split, _, _ in tests}
     hyps: dict[tuple, list[str]] = {}
@@ -86,7 +86,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
                         "std": round(statistics.stdev(vals), 2) if len(vals) > 1 else None, "n": len(vals)}
     return {"test_sets": [{"split": s, "name": n, "sentences": int(k)} for s, n, k in tests],
             "selection": "best checkpoint by validation loss; beam 5; detokenized (Moses) output",
-            "early_stopping": {"patience_epochs": patience, "max_update": max_update},
+            "early_stopping": {"patience_epochs": patience, "min_delta": min_delta, "max_update": max_update},
             "signatures": signatures, "paired_bootstrap_resamples": n_boot,
             "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
             "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()}}
@@ -134,12 +134,13 @@ def main(argv=None) -> int:
                    help="the data-prep output (bin/testsets.tsv, raw/{split}.de)")
     p.add_argument("--results", type=Path, default=Path("results/multi30k"), help="results/multi30k (logs/, hyp/)")
     p.add_argument("--patience", type=int, default=5)
+    p.add_argument("--min-delta", type=float, default=0.01)
     p.add_argument("--max-update", type=int, default=8000)
     p.add_argument("--bootstrap", type=int, default=1000)
     args = p.parse_args(argv)
     if not (args.data and args.results):
         p.error("give --data and --results")
-    summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap)
+    summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap, args.min_delta)
     for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", markdown(summary))):
         tmp = args.results / f"{name}.tmp"
         tmp.write_text(text, encoding="utf-8")

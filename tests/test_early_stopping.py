@@ -37,6 +37,25 @@ def test_patience_counts_every_validation_once_across_resumes(tmp_path):
     assert next_target(log, "--patience", "4", "--max-update", "700") == "stop"  # the cap
 
 
+def test_min_delta_stops_a_loss_still_creeping_down(tmp_path):
+    """Only an improvement by more than min_delta over the value that started the count restarts it; the
+    checkpoint to score stays the lowest loss."""
+    log = tmp_path / "train.log"
+    losses = [5.0, 4.2, 4.198, 4.197, 4.195, 4.194, 4.192]  # creeping down by under 0.01 in 5 epochs
+    log.write_text("".join(valid_line(e, 100 * e, loss=v) for e, v in enumerate(losses, 1)))
+    plain = convergence(str(log), "loss", patience=5, max_update=10000)
+    assert plain["stopped"] is None and plain["best_epoch"] == 7
+    c = convergence(str(log), "loss", patience=5, max_update=10000, min_delta=0.01)
+    assert c["stopped"] == "patience" and c["last_improvement_epoch"] == 2 and c["best_epoch"] == 7
+    assert c["validations_since_improvement"] == 5 and c["validations_after_best"] == 0
+    args = ["--patience", "5", "--max-update", "10000"]
+    assert next_target(log, *args) == "8" and next_target(log, *args, "--min-delta", "0.01") == "stop"
+    # a drop by more than min_delta restarts the count from that epoch
+    log.write_text("".join(valid_line(e, 100 * e, loss=v) for e, v in enumerate(losses[:6] + [4.15], 1)))
+    c = convergence(str(log), "loss", patience=5, max_update=10000, min_delta=0.01)
+    assert c["stopped"] is None and c["last_improvement_epoch"] == 7
+
+
 def test_accuracy_per_update_interval(tmp_path):
     log = tmp_path / "train.log.gz"
     with gzip.open(log, "wt") as fh:
@@ -67,7 +86,7 @@ def test_multi30k_summary_from_runs(tmp_path):
         with gzip.open(res / "hyp" / f"{system}_seed{seed}.test.de.gz", "wt") as fh:
             fh.write("\n".join(hyp) + "\n")
     subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data), "--results",
-                    str(res), "--bootstrap", "200"], check=True, capture_output=True)
+                    str(res), "--bootstrap", "200", "--min-delta", "0.05"], check=True, capture_output=True)
     s = json.loads((res / "summary.json").read_text())
     assert s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]["n"] == 2  # seed 3 has not stopped
     assert s["table"]["vanilla"]["test_2016_flickr"]["BLEU"]["std"] is not None
@@ -76,4 +95,5 @@ def test_multi30k_summary_from_runs(tmp_path):
     assert s["runs"]["sgnet"]["1"]["convergence"]["stopped"] == "patience"
     assert s["runs"]["sgnet"]["3"]["convergence"]["stopped"] is None
     assert s["signatures"]["BLEU"].startswith("nrefs:1|")
+    assert s["early_stopping"] == {"patience_epochs": 5, "min_delta": 0.05, "max_update": 8000}
     assert "SG-Net (+1 SDOI layer) | 2 |" in (res / "summary.md").read_text()
