@@ -285,3 +285,39 @@ def test_every_available_test_set_is_prepared_against_the_training_dictionary(mu
         assert len(a) == len(b) == 30 and all(np.array_equal(a[i], b[i]) for i in range(30))
     h = [indexed_dataset.MMapIndexedDataset(str(out / f"bin/{s}.en-de.en.heads")) for s in ("test", "test1")]
     assert all(np.array_equal(h[0][i], h[1][i]) for i in range(30))
+
+
+def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, tmp_path):
+    """scripts/reproduce_multi30k.sh on the small prepared set: vanilla, SG-Net and the random-tree control train
+    until the stopping rule or the cap says so, are scored on every test set and summarized in one table; a second
+    call finds every run finished and trains nothing."""
+    from fairseq.data import indexed_dataset
+
+    data = tmp_path / "m30k"
+    shutil.copytree(prepared, data)  # the script adds the random-tree side files to bin/
+    env = {"MULTI30K_DATA": str(data), "MULTI30K_CHECKPOINTS": str(tmp_path / "ck"), "MULTI30K_DIR": str(multi30k_dir)}
+    cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs", "vanilla:1 sgnet:1 sgnet_random_trees:1",
+           "--jobs", "1", "--patience", "1", "--max-update", "6", "--out", str(tmp_path / "res")]
+    first = run(cmd, env=env, timeout=1800)
+    assert first.stderr.count("[reproduce] training") == 3, first.stderr[-3000:]
+    s = json.loads((tmp_path / "res/summary.json").read_text())
+    assert s["early_stopping"] == {"patience_epochs": 1, "min_delta": 0.01, "max_update": 6}
+    assert set(s["runs"]) == {"vanilla", "sgnet", "sgnet_random_trees"}
+    for system, seeds in s["runs"].items():
+        run_ = seeds["1"]
+        assert run_["convergence"]["stopped"] in ("patience", "max_update")
+        assert set(run_["scores"]) == {"test"} and 0 <= run_["scores"]["test"]["BLEU"] <= 100
+        hyp = tmp_path / f"res/hyp/{system}_seed1.test.de.gz"
+        assert hyp.exists() and (tmp_path / f"res/logs/{system}_seed1.train.log.gz").exists()
+    for system in ("sgnet", "sgnet_random_trees"):
+        p = s["runs"][system]["1"]["scores"]["test"]["paired_bs_p_vs_vanilla"]["BLEU"]
+        assert 0 <= p <= 1
+    assert s["signatures"]["BLEU"].startswith("nrefs:1|")
+    assert "SG-Net, random trees (control) | 1 |" in (tmp_path / "res/summary.md").read_text()
+    # the control's trees: same sentences and lengths as the parses, other heads
+    real = indexed_dataset.MMapIndexedDataset(str(data / "bin/train.en-de.en.heads"))
+    rand = indexed_dataset.MMapIndexedDataset(str(data / "bin/train.en-de.en.randheads"))
+    assert len(real) == len(rand) and all(len(real[i]) == len(rand[i]) for i in range(len(real)))
+    assert sum(not np.array_equal(real[i], rand[i]) for i in range(len(real))) > len(real) // 2
+    second = run(cmd, env=env, timeout=900)
+    assert "[reproduce] training" not in second.stderr
