@@ -56,7 +56,7 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
         return out
     sign = -1 if maximize else 1
     best = min(keys, key=lambda k: (sign * vals[k][0], k))
-    improved = keys[0]  # the last validation that beat the one before it by more than min_delta
+    improved = keys[0]  # started the patience count: better than the previous starter by more than min_delta
     for k in keys[1:]:
         if sign * vals[k][0] < sign * vals[improved][0] - min_delta:
             improved = k
