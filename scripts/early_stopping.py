@@ -8,7 +8,8 @@ script, which reads every validation in the log, whether to go on:
     python scripts/early_stopping.py LOG --metric loss --patience 5 --max-update 8000             # per epoch
     python scripts/early_stopping.py LOG --metric accuracy --maximize --patience 5 --interval 500  # per 500 updates
 
-It prints the next ``--max-epoch`` (or ``--max-update``) to train to, or ``stop``. A validation repeated after a
+It prints the next ``--max-epoch`` (or ``--max-update``) to train to, or ``stop``; ``--describe`` prints where the run
+stands instead (for the reproduce scripts' ``--status``). A validation repeated after a
 resume counts once (its last value). With ``--min-delta D`` only a value better by more than D than the one that
 started the count restarts it (Keras' ``min_delta``): a validation loss still creeping down by a few thousandths
 an epoch then counts as converged. The checkpoint to score stays the best one, by any margin.
@@ -73,6 +74,16 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
     return out
 
 
+def describe(c: dict, metric: str, by: str, patience: int) -> str:
+    """One line: how far the run is, its best validation, and how near the rule is to stopping it."""
+    if not c["validations"]:
+        return "no validation yet"
+    state = {"patience": "finished (patience)", "max_update": "finished (update cap)"}.get(
+        c["stopped"], f"running, {c['validations_since_improvement']} of {patience} validations without improvement")
+    return (f"{by} {c[f'last_{by}']} ({c['last_update']} updates): best valid {metric} {c[f'best_valid_{metric}']} "
+            f"at {by} {c[f'best_{by}']}; {state}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("log")
@@ -84,10 +95,13 @@ def main(argv=None) -> int:
                    help="an improvement must exceed this to restart the patience count (default 0: any)")
     p.add_argument("--interval", type=int, default=0,
                    help="validate every N updates (the script prints the next --max-update); 0: every epoch")
+    p.add_argument("--describe", action="store_true", help="say where the run stands instead")
     a = p.parse_args(argv)
     by = "update" if a.interval else "epoch"
     c = convergence(a.log, a.metric, a.patience, a.max_update, a.maximize, by, a.min_delta)
-    if c["stopped"]:
+    if a.describe:
+        print(describe(c, a.metric, by, a.patience))
+    elif c["stopped"]:
         print("stop")
     elif a.interval:
         print(min(c.get("last_update", 0) + a.interval, a.max_update))

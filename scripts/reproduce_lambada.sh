@@ -6,7 +6,7 @@
 #                                     [--batch-size 32] [--seeds "1"] [--runs "sa_early sa_early_corefall"]
 #                                     [--jobs 2] [--out results/lambada] [--stopwords FILE]
 #                                     [--converge [--valid-interval 500] [--patience 5] [--max-update 30000]]
-#                                     [--fp16] [--tag NAME]
+#                                     [--fp16] [--tag NAME] [--readme FILE] [--checkpoints work/checkpoints/lambada]
 #
 # Runs: sa_early (no supervision), sa_early_corefall (CorefAll on head 0 of layer 3, λ = 0.3), and, if
 # asked for, bidaf (the baseline), sa_early_narrative. Adam lr 1e-3 with the Transformer schedule
@@ -19,6 +19,8 @@
 # --converge trains until valid accuracy has not improved for --patience validations (one every
 # --valid-interval updates; capped at --max-update), decided from the whole log by scripts/early_stopping.py,
 # so an interrupted run stops where an uninterrupted one would. --tag prefixes the run names (e.g. converged).
+# The summary's table also goes into README.md's lambada-summary block (--readme FILE for another file; with
+# --out, only if --readme is given).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$ROOT/work/lambada/bin
@@ -29,6 +31,8 @@ SEEDS="1"
 RUNS="sa_early sa_early_corefall"
 JOBS=2
 RES=$ROOT/results/lambada
+README_MD=default
+CKPTS=work/checkpoints/lambada  # relative to the repository root: it is written into eval.json
 STOPWORDS=$ROOT/../shared/data/lambada/stopwords.txt
 CONVERGE=0
 INTERVAL=500
@@ -45,7 +49,9 @@ while [ $# -gt 0 ]; do
     --seeds) SEEDS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
-    --out) RES=$2; shift 2 ;;
+    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) README_MD=$2; shift 2 ;;
+    --checkpoints) CKPTS=$2; shift 2 ;;
     --stopwords) STOPWORDS=$2; shift 2 ;;
     --converge) CONVERGE=1; shift ;;
     --valid-interval) INTERVAL=$2; shift 2 ;;
@@ -53,10 +59,11 @@ while [ $# -gt 0 ]; do
     --max-update) MAX_UPDATE=$2; shift 2 ;;
     --fp16) EXTRA+=(--fp16); shift ;;
     --tag) TAG=$2_; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
+[ "$README_MD" != default ] || README_MD=$ROOT/README.md
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cd "$ROOT"
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log
@@ -89,7 +96,7 @@ train_eval() {  # train_eval RUN SEED
   local run=$1 seed=$2 name ck next
   name=$TAG${run}_seed$seed
   [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
-  ck=work/checkpoints/lambada/$name  # relative to the repository root: it is written into eval.json
+  ck=$CKPTS/$name
   mkdir -p "$ck"
   if [ "$CONVERGE" = 1 ]; then
     while true; do
@@ -124,7 +131,8 @@ for j in "${jobs_[@]}"; do
   if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
-sum_args=(--results "$RES")
+sum_args=(--results "$RES" --patience "$PATIENCE" --max-update "$MAX_UPDATE")
+[ -z "$README_MD" ] || sum_args+=(--readme "$README_MD")
 inst=$(dirname "$DATA")/raw/test.inst.jsonl  # for the most-frequent-context-word reference
 if [ -f "$inst" ] && [ -f "$STOPWORDS" ]; then sum_args+=(--instances "$inst" --stopwords "$STOPWORDS"); fi
 python scripts/summarize_lambada.py "${sum_args[@]}"

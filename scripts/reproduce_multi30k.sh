@@ -3,7 +3,7 @@
 # each trained until validation loss stops improving, the best checkpoint scored on every prepared test set.
 #
 #   bash scripts/reproduce_multi30k.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--min-delta D]
-#                                      [--max-update N] [--out DIR] [--no-summary]
+#                                      [--max-update N] [--out DIR] [--readme FILE] [--no-summary | --summary-only | --status]
 #
 # Systems (same small sizes, recipe and batches; only what the name says differs):
 #   vanilla              transformer_small_vanilla (3+3 layers)
@@ -18,7 +18,9 @@
 # the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
 # checkpoint_last.pt. --jobs runs that many trainings side by side, one thread each (default 2).
 # Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
-# writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired bootstrap per seed).
+# writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired bootstrap per seed) and the
+# table into README.md's multi30k-summary block (--readme FILE for another file; with --out, only if --readme is given).
+# --summary-only writes the summary of the runs finished so far and trains nothing; --status says where each run is.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS="vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1
@@ -28,6 +30,7 @@ PATIENCE=5
 MIN_DELTA=0.01
 MAX_UPDATE=8000
 RES=$ROOT/results/multi30k
+README_MD=default
 SUMMARY=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -36,12 +39,16 @@ while [ $# -gt 0 ]; do
     --patience) PATIENCE=$2; shift 2 ;;
     --min-delta) MIN_DELTA=$2; shift 2 ;;
     --max-update) MAX_UPDATE=$2; shift 2 ;;
-    --out) RES=$2; shift 2 ;;
+    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) README_MD=$2; shift 2 ;;
     --no-summary) SUMMARY=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --summary-only) SUMMARY=only; shift ;;
+    --status) SUMMARY=status; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
+[ "$README_MD" != default ] || README_MD=$ROOT/README.md
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 : "${MULTI30K_DIR:=}"
 if [ -z "$MULTI30K_DIR" ] && [ -f "$ROOT/../shared/data/multi30k/train.en.gz" ]; then
@@ -53,6 +60,23 @@ CKPTS=${MULTI30K_CHECKPOINTS:-$ROOT/work/checkpoints}
 U=$(fairseq-syntax-user-dir)
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 mkdir -p "$RES/hyp" "$RES/logs"
+
+summarize() {  # the table of the finished runs: summary.json, summary.md and the README block
+  local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
+  python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
+    --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE" --planned "$RUNS" "${readme[@]}"
+}
+if [ "$SUMMARY" = only ]; then summarize; exit 0; fi
+if [ "$SUMMARY" = status ]; then
+  for run in $RUNS; do
+    log=$CKPTS/multi30k_${run%%:*}_seed${run##*:}/train.log
+    if [ -f "$log" ]; then state=$(python "$ROOT/scripts/early_stopping.py" "$log" --metric loss --patience "$PATIENCE" \
+      --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE" --describe); else state="not started"; fi
+    echo "${run%%:*} seed ${run##*:}: $state"
+  done
+  exit 0
+fi
+
 bash "$ROOT/data-prep/multi30k.sh" "${LOCAL[@]}" --out "$DATA" --parser spacy --workers 2
 TESTS=$(cut -f1 "$DATA/bin/testsets.tsv" | tr '\n' ' ')
 
@@ -140,7 +164,4 @@ for run in $RUNS; do
 done
 while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
 [ "$failed" = 0 ] || { echo "[reproduce] some runs failed or were stopped; run again to resume" >&2; exit 1; }
-if [ "$SUMMARY" = 1 ]; then
-  python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
-    --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE"
-fi
+[ "$SUMMARY" = 0 ] || summarize

@@ -5,7 +5,15 @@ For every pair of runs with per-instance predictions (``*.pred.jsonl.gz``, from
 ``fairseq-syntax-lambada-eval --predictions``) on the same split it gives the exact McNemar test: the
 instances one run gets right and the other wrong, against a fair coin. With ``--instances`` (the
 prepared ``test.inst.jsonl``) and ``--stopwords`` it also scores a model-free reference, the most
-frequent non-stop word of the context (ties: the latest). Writes ``summary.json``.
+frequent non-stop word of the context (ties: the latest).
+
+Runs named ``{system}_seed{N}`` are grouped: accuracy mean ± sample std over seeds per system, and for a
+supervised system (``..._corefall`` and the like) the McNemar p against its unsupervised twin (the same name
+without the signal) of the same seed. How far each run trained comes from its training log: the best update by
+validation accuracy, and whether ``--patience`` validations without improvement (or ``--max-update``) ended it,
+which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended otherwise is reported as a fixed
+budget, not as converged. Writes ``summary.json`` and ``summary.md``; with ``--readme`` the table also goes into
+that file's ``lambada-summary`` block (scripts/readme_block.py).
 """
 from __future__ import annotations
 
@@ -14,9 +22,16 @@ import gzip
 import itertools
 import json
 import math
+import os
+import re
+import statistics
 from pathlib import Path
 
+from early_stopping import convergence
+from readme_block import replace_block
+
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
+SIGNALS = ("corefall", "narrative", "depparse")  # the run-name suffixes of reproduce_lambada.sh's supervised runs
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -47,11 +62,81 @@ def most_frequent_word(instances: str, stopwords: str) -> dict:
     return {"n": len(insts), "accuracy": round(100.0 * right / max(len(insts), 1), 2)}
 
 
+def split_name(name: str) -> tuple[str, int | None]:
+    """``converged_sa_early_corefall_seed2`` -> (``converged_sa_early_corefall``, 2)."""
+    m = re.fullmatch(r"(.+)_seed(\d+)", name)
+    return (m.group(1), int(m.group(2))) if m else (name, None)
+
+
+def twin(system: str) -> str | None:
+    """The unsupervised run a supervised one is compared with: the same name without the signal."""
+    for sig in SIGNALS:
+        if system.endswith("_" + sig):
+            return system[: -len(sig) - 1]
+    return None
+
+
+def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_update: int) -> dict:
+    """Per system: seeds, accuracy mean ± std, and per seed how far it trained and the McNemar p against its twin."""
+    pvals = {(t["a"], t["b"]): t["mcnemar_p"] for t in tests}
+    out: dict[str, dict] = {}
+    for name, r in runs.items():
+        system, seed = split_name(name)
+        conv = convergence(str(res / f"{name}.train.log.gz"), "accuracy", patience, max_update, maximize=True,
+                           by="update")
+        base = twin(system)
+        base_run = f"{base}_seed{seed}" if base else None
+        p = pvals.get((base_run, name), pvals.get((name, base_run)))
+        out.setdefault(system, {"runs": {}})["runs"][str(seed)] = {
+            "accuracy": r["all"]["accuracy"], "n": r["all"]["n"],
+            "trained": {k: conv.get(k) for k in ("validations", "best_update", "best_valid_accuracy", "last_update",
+                                                 "validations_after_best", "stopped")},
+            **({"mcnemar_p_vs": {base_run: p}} if p is not None else {})}
+    for system, row in out.items():
+        accs = [v["accuracy"] for v in row["runs"].values()]
+        row.update({"seeds": len(accs), "mean": round(statistics.mean(accs), 2),
+                    "std": round(statistics.stdev(accs), 2) if len(accs) > 1 else None,
+                    "compared_with": twin(system) if twin(system) in out else None})
+    return out
+
+
+def markdown(summary: dict) -> str:
+    rule = summary["stopping"]
+    out = [f"LAMBADA test split (dev passages), accuracy over all instances; mean ± sample std over seeds. "
+           f"Converged: stopped after {rule['patience_validations']} validations without a better validation "
+           f"accuracy (or at {rule['max_update']:,} updates); the best checkpoint by validation accuracy is scored. "
+           "p: exact McNemar against the same reader without supervision, same seed.", "",
+           "| run | seeds | accuracy | p per seed | best update per seed | how far trained |", "|---|---|---|---|---|---|"]
+    for system in sorted(summary["systems"], key=lambda s: (twin(s) or s, twin(s) is not None, s)):
+        row = summary["systems"][system]
+        runs = row["runs"]
+        acc = f"{row['mean']:.2f}" + (f" ± {row['std']:.2f}" if row["std"] is not None else "")
+        ps = [next(iter(r["mcnemar_p_vs"].values())) for r in runs.values() if "mcnemar_p_vs" in r]
+        ps_txt = (", ".join(f"{p:.4f}" for p in ps) + f" (vs {row['compared_with']})") if ps else "–"
+        best = ", ".join(f"{r['trained']['best_update']:,}" if r["trained"]["best_update"] else "–" for r in runs.values())
+        stops = {r["trained"]["stopped"] for r in runs.values()}
+        last = ", ".join(f"{r['trained']['last_update']:,}" if r["trained"]["last_update"] else "–" for r in runs.values())
+        if stops == {"patience"}:
+            how = f"converged: {rule['patience_validations']} validations without improvement (last update {last})"
+        elif None not in stops:
+            how = f"stopped by patience or the {rule['max_update']:,}-update cap (last update {last})"
+        else:
+            how = f"fixed budget, not converged (last update {last})"
+        out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {best} | {how} |")
+    if "most_frequent_context_word" in summary:
+        out += ["", f"Reference without a model (the context's most frequent non-stop word): "
+                    f"{summary['most_frequent_context_word']['accuracy']:.2f}."]
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--results", default="results/lambada")
     p.add_argument("--instances", default=None, help="test.inst.jsonl of data-prep/lambada.sh, for the reference")
     p.add_argument("--stopwords", default=None, help="the stop-word list the data were filtered with")
+    p.add_argument("--patience", type=int, default=5, help="the --converge rule: validations without improvement")
+    p.add_argument("--max-update", type=int, default=30000, help="the --converge rule's cap")
+    p.add_argument("--readme", default=None, help="also write the table into this file's lambada-summary block")
     a = p.parse_args(argv)
     res = Path(a.results)
     runs = {f.name[: -len(".eval.json")]: json.loads(f.read_text()) for f in sorted(res.glob("*.eval.json"))}
@@ -77,12 +162,20 @@ def main(argv=None) -> int:
         t = {"a": x, "b": y, "only_a_right": b, "only_b_right": c, "mcnemar_p": round(mcnemar_exact(b, c), 4)}
         tests.append(t)
         print(f"{x} vs {y}: only {x} right {b}, only {y} right {c}, exact McNemar p = {t['mcnemar_p']}")
-    summary = {"runs": runs, "paired_tests": tests}
+    summary = {"runs": runs, "paired_tests": tests,
+               "stopping": {"patience_validations": a.patience, "max_update": a.max_update},
+               "systems": systems_table(runs, tests, res, a.patience, a.max_update)}
     if a.instances and a.stopwords:
         summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
         print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "
               f"(n={summary['most_frequent_context_word']['n']})")
-    (res / "summary.json").write_text(json.dumps(summary, indent=1))
+    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", markdown(summary))):
+        tmp = res / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, res / name)
+    if a.readme:
+        replace_block(Path(a.readme), "lambada-summary", markdown(summary))
+    print(markdown(summary))
     return 0
 
 

@@ -2,11 +2,13 @@
 
     python scripts/summarize_multi30k.py --data work/multi30k --results results/multi30k
 
-Writes ``summary.json`` and ``summary.md`` into --results. Each run's convergence (epochs, best epoch and
+Writes ``summary.json`` and ``summary.md`` into --results, and with ``--readme`` the mean ± std table into the
+README's ``multi30k-summary`` block (scripts/readme_block.py). Each run's convergence (epochs, best epoch and
 update by validation loss, why it stopped) is read from its compressed training log; scores come from the
 hypotheses in ``hyp/`` against the raw references of every test set in ``testsets.tsv``. Per system and test
 set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
-(sacreBLEU, 1,000 resamples). Only finished runs (stopped by patience or the update cap) are scored.
+(sacreBLEU, 1,000 resamples). Only finished runs (stopped by patience or the update cap) are scored;
+``--planned`` (the reproduce script's runs) says which are still missing.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import sys
 from pathlib import Path
 
 from early_stopping import convergence
+from readme_block import replace_block
 
 BASELINE = "vanilla"
 ORDER = ["vanilla", "sgnet", "sgnet_random_trees", "vanilla_plus1", "sgnet_learn_alpha", "sgnet_first_head"]
@@ -123,8 +126,66 @@ def markdown(summary: dict) -> str:
                 cells.append(f"{sc['BLEU']:.2f}" + (f" (p = {p:.3f})" if p is not None else ""))
             out.append(f"| {s} | {seed} | {c.get('best_update', '–')} | {c['stopped'] or 'running'} | "
                        + " | ".join(cells) + " |")
+    out += progress(summary)
     out += ["", f"BLEU signature: `{summary['signatures']['BLEU']}`",
             f"chrF signature: `{summary['signatures']['chrF2']}`", ""]
+    return "\n".join(out)
+
+
+def planned_runs(spec: str) -> list[tuple[str, int]]:
+    """``"vanilla:1 sgnet:1 ..."`` (the reproduce script's --runs) as (system, seed) pairs."""
+    out = []
+    for item in spec.split():
+        system, _, seed = item.partition(":")
+        if not system or not seed.isdigit():
+            raise ValueError(f"--planned: {item!r} is not SYSTEM:SEED")
+        out.append((system, int(seed)))
+    return out
+
+
+def progress(summary: dict) -> list[str]:
+    """A line saying how many planned runs are finished and scored, and which are still to come."""
+    planned = planned_runs(" ".join(summary.get("planned_runs", [])))
+    if not planned:
+        return []
+    done = {(s, int(k)) for s, seeds in summary["runs"].items() for k, r in seeds.items() if r["scores"]}
+    missing = [f"{s} seed {k}" for s, k in planned if (s, k) not in done]
+    return ["", f"Finished and scored: {len(planned) - len(missing)} of the {len(planned)} planned runs."
+            + (f" Still to come: {', '.join(missing)}." if missing else "")]
+
+
+def readme_table(summary: dict) -> str:
+    """The README's table: BLEU and chrF2 mean ± std per system and test set, the per-seed p-values, and which
+    planned runs are still to come."""
+    names = [t["name"] for t in summary["test_sets"]]
+    systems = [s for s in ORDER if s in summary["table"]] + sorted(set(summary["table"]) - set(ORDER))
+    rule = summary["early_stopping"]
+    out = [f"Best checkpoint by validation loss; training stopped after {rule['patience_epochs']} epochs without the "
+           f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); beam 5, detokenized "
+           "sacreBLEU; mean ± sample std over seeds. p: paired bootstrap against vanilla of the same seed, per seed "
+           f"({summary['paired_bootstrap_resamples']:,} resamples).", "",
+           "| system | seeds | " + " | ".join(f"{n} BLEU (p per seed)" for n in names) + " | "
+           + " | ".join(f"{n} chrF2" for n in names) + " |",
+           "|---|---|" + "---|" * (2 * len(names))]
+    split_of = {t["name"]: t["split"] for t in summary["test_sets"]}
+    for s in systems:
+        row, runs = summary["table"][s], summary["runs"][s]
+        cells = []
+        for metric in ("BLEU", "chrF2"):
+            for n in names:
+                c = row.get(n, {}).get(metric)
+                cell = "–" if c is None else f"{c['mean']:.2f}" + (f" ± {c['std']:.2f}" if c["std"] is not None else "")
+                ps = [runs[k]["scores"][split_of[n]]["paired_bs_p_vs_vanilla"]["BLEU"] for k in runs
+                      if "paired_bs_p_vs_vanilla" in runs[k]["scores"].get(split_of[n], {})]
+                if metric == "BLEU" and ps:
+                    cell += " (" + ", ".join(f"{p:.3f}" for p in ps) + ")"
+                cells.append(cell)
+        seeds = max((c["BLEU"]["n"] for c in row.values()), default=0)
+        out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
+    if not systems:
+        out.append("| no run has finished yet | | " + " | ".join("" for _ in range(2 * len(names))) + " |")
+    out += progress(summary)
+    out += ["", f"sacreBLEU signature: `{summary['signatures']['BLEU']}`"]
     return "\n".join(out)
 
 
@@ -137,10 +198,17 @@ def main(argv=None) -> int:
     p.add_argument("--min-delta", type=float, default=0.01)
     p.add_argument("--max-update", type=int, default=8000)
     p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--planned", default=None, help='the runs planned, "SYSTEM:SEED ...": the table says which are missing')
+    p.add_argument("--readme", type=Path, default=None,
+                   help="also write the table into this file's multi30k-summary block (README.md)")
     args = p.parse_args(argv)
     if not (args.data and args.results):
         p.error("give --data and --results")
     summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap, args.min_delta)
+    if args.planned:
+        summary["planned_runs"] = [f"{s}:{k}" for s, k in planned_runs(args.planned)]
+    if args.readme:
+        replace_block(args.readme, "multi30k-summary", readme_table(summary))
     for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", markdown(summary))):
         tmp = args.results / f"{name}.tmp"
         tmp.write_text(text, encoding="utf-8")

@@ -1,13 +1,17 @@
-"""Early stopping from the whole log (scripts/early_stopping.py) and the Multi30k summary built on it."""
+"""Early stopping from the whole log (scripts/early_stopping.py), the Multi30k summary built on it, and the
+README block the summaries write."""
 import gzip
 import json
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from early_stopping import convergence  # noqa: E402
+from readme_block import replace_block  # noqa: E402
 
 
 def valid_line(epoch, updates, **metrics):
@@ -68,6 +72,17 @@ def test_accuracy_per_update_interval(tmp_path):
     assert next_target(tmp_path / "missing.log", *args) == "500"
 
 
+def test_describe_says_where_a_run_stands(tmp_path):
+    log = tmp_path / "train.log"
+    log.write_text("".join(valid_line(e, 128 * e, loss=v) for e, v in enumerate([5.0, 4.0, 4.1, 4.2], 1)))
+    args = ["--metric", "loss", "--patience", "3", "--max-update", "8000", "--describe"]
+    assert next_target(log, *args) == ("epoch 4 (512 updates): best valid loss 4.0 at epoch 2; "
+                                       "running, 2 of 3 validations without improvement")
+    log.write_text(log.read_text() + valid_line(5, 640, loss=4.3))
+    assert next_target(log, *args).endswith("; finished (patience)")
+    assert next_target(tmp_path / "none.log", *args) == "no validation yet"
+
+
 def test_multi30k_summary_from_runs(tmp_path):
     """Two systems, two seeds: mean ± std per test set, a paired bootstrap p per seed, only finished runs."""
     data, res = tmp_path / "data", tmp_path / "res"
@@ -85,8 +100,13 @@ def test_multi30k_summary_from_runs(tmp_path):
         hyp = [r.replace("Hut", "Mütze") if i % 10 < drop else r for i, r in enumerate(refs)]
         with gzip.open(res / "hyp" / f"{system}_seed{seed}.test.de.gz", "wt") as fh:
             fh.write("\n".join(hyp) + "\n")
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- begin multi30k-summary (written by scripts/summarize_multi30k.py) -->\nstale\n"
+                      "<!-- end multi30k-summary -->\nrest\n")
     subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data), "--results",
-                    str(res), "--bootstrap", "200", "--min-delta", "0.05"], check=True, capture_output=True)
+                    str(res), "--bootstrap", "200", "--min-delta", "0.05", "--readme", str(readme),
+                    "--planned", "vanilla:1 sgnet:1 vanilla:2 sgnet:2 sgnet:3 vanilla_plus1:1"],
+                   check=True, capture_output=True)
     s = json.loads((res / "summary.json").read_text())
     assert s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]["n"] == 2  # seed 3 has not stopped
     assert s["table"]["vanilla"]["test_2016_flickr"]["BLEU"]["std"] is not None
@@ -97,3 +117,27 @@ def test_multi30k_summary_from_runs(tmp_path):
     assert s["signatures"]["BLEU"].startswith("nrefs:1|")
     assert s["early_stopping"] == {"patience_epochs": 5, "min_delta": 0.05, "max_update": 8000}
     assert "SG-Net (+1 SDOI layer) | 2 |" in (res / "summary.md").read_text()
+    text = readme.read_text()
+    assert text.startswith("intro\n<!-- begin") and text.endswith("<!-- end multi30k-summary -->\nrest\n")
+    assert "stale" not in text and "cap 8,000 updates" in text and "more than 0.05" in text
+    ps = [s["runs"]["sgnet"][k]["scores"]["test"]["paired_bs_p_vs_vanilla"]["BLEU"] for k in ("1", "2")]
+    sg = s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]
+    assert f"| SG-Net (+1 SDOI layer) | 2 | {sg['mean']:.2f} ± {sg['std']:.2f} ({ps[0]:.3f}, {ps[1]:.3f}) |" in text
+    assert "4 of the 6 planned runs. Still to come: sgnet seed 3, vanilla_plus1 seed 1." in text
+    assert s["planned_runs"][-1] == "vanilla_plus1:1"
+
+
+def test_readme_block_needs_both_markers_once(tmp_path):
+    f = tmp_path / "README.md"
+    f.write_text("a\n<!-- begin t (generated) -->\nx\n<!-- end t -->\nb\n")
+    replace_block(f, "t", "| new |\n")
+    assert f.read_text() == "a\n<!-- begin t (generated) -->\n| new |\n<!-- end t -->\nb\n"
+    replace_block(f, "t", "| new |")  # unchanged: the file is left as it was
+    assert f.read_text().count("| new |") == 1
+    f.write_text("a\n<!-- end t -->\n<!-- begin t -->\n")
+    with pytest.raises(ValueError, match=r"README.md: needs one '<!-- begin t .*line 3\).*line 2\)"):
+        replace_block(f, "t", "x")
+    f.write_text("no markers\n")
+    with pytest.raises(ValueError, match="found at line none"):
+        replace_block(f, "t", "x")
+    assert f.read_text() == "no markers\n" and not list(tmp_path.glob(".*tmp"))

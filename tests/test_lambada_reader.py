@@ -144,6 +144,35 @@ def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
 
 
 @pytest.mark.slow
+def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lambada, tmp_path):
+    """reproduce_lambada.sh --converge: every run trains until the rule or the cap stops it, is evaluated, and
+    the summary groups the seeds, pairs CorefAll with its unsupervised twin and fills the README block; a second
+    call trains nothing."""
+    readme = tmp_path / "README.md"
+    readme.write_text("# t\n\n<!-- begin lambada-summary (generated) -->\nold\n<!-- end lambada-summary -->\nafter\n")
+    cmd = ["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--data", str(lambada / "bin"), "--converge",
+           "--valid-interval", "3", "--patience", "1", "--max-update", "6", "--seeds", "1 2", "--batch-size", "16",
+           "--jobs", "2", "--tag", "converged", "--out", str(tmp_path / "res"), "--readme", str(readme),
+           "--checkpoints", str(tmp_path / "ck")]
+    proc = run(cmd, cwd=tmp_path, timeout=1800)
+    s = json.loads((tmp_path / "res/summary.json").read_text())
+    assert set(s["systems"]) == {"converged_sa_early", "converged_sa_early_corefall"}
+    for system, row in s["systems"].items():
+        assert row["seeds"] == 2 and row["std"] is not None
+        for r in row["runs"].values():
+            assert r["trained"]["stopped"] in ("patience", "max_update") and r["trained"]["last_update"] in (3, 6)
+    sup = s["systems"]["converged_sa_early_corefall"]
+    assert sup["compared_with"] == "converged_sa_early"
+    assert set(sup["runs"]["1"]["mcnemar_p_vs"]) == {"converged_sa_early_seed1"}
+    text = readme.read_text()
+    assert "old" not in text and text.endswith("<!-- end lambada-summary -->\nafter\n")
+    assert "| converged_sa_early_corefall | 2 |" in text and "(vs converged_sa_early)" in text
+    assert proc.stderr.count("training to update") >= 4
+    again = run(cmd, cwd=tmp_path)
+    assert "training to update" not in again.stderr and again.stderr.count("skip") == 4
+
+
+@pytest.mark.slow
 def test_coref_chains_with_numpy_products_equal_thincs_own(lambada, tmp_path):
     """The worker routes thinc's products through numpy (12x faster here); on real passages the chains and
     entities must be those of thinc's own blis products."""

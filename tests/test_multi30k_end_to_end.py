@@ -290,8 +290,10 @@ def test_every_available_test_set_is_prepared_against_the_training_dictionary(mu
 def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, tmp_path):
     """scripts/reproduce_multi30k.sh on the small prepared set: vanilla, SG-Net and the random-tree control train
     until the stopping rule or the cap says so, are scored on every test set and summarized in one table; a second
-    call finds every run finished and trains nothing."""
+    call finds every run finished and trains nothing; --summary-only fills a README's table block."""
     from fairseq.data import indexed_dataset
+
+    own_readme = (ROOT / "README.md").read_text()
 
     data = tmp_path / "m30k"
     shutil.copytree(prepared, data)  # the script adds the random-tree side files to bin/
@@ -321,3 +323,12 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     assert sum(not np.array_equal(real[i], rand[i]) for i in range(len(real))) > len(real) // 2
     second = run(cmd, env=env, timeout=900)
     assert "[reproduce] training" not in second.stderr
+    assert (ROOT / "README.md").read_text() == own_readme  # --out without --readme leaves the README alone
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- begin multi30k-summary -->\n<!-- end multi30k-summary -->\n")
+    status = run(cmd + ["--status"], env=env).stdout.splitlines()
+    assert len(status) == 3 and all(": epoch " in line and "finished (" in line for line in status), status
+    third = run(cmd + ["--summary-only", "--readme", str(readme)], env=env)
+    assert "[reproduce]" not in third.stderr and "ready:" not in third.stderr  # no data prep, no training
+    text = readme.read_text()
+    assert "| SG-Net, random trees (control) | 1 |" in text and "3 of the 3 planned runs." in text
