@@ -125,7 +125,8 @@ def test_bert_style_encoders_train_in_half_precision(task, arch, head):
 
 @pytest.fixture(scope="module")
 def reader_batch(tmp_path_factory):
-    """Two copies of the hand-worked passage, binarized and collated by the reader's own dataset."""
+    """Two copies of the hand-worked passage, binarized and collated by the reader's own dataset, and their
+    signals as the criterion gathers them (batches do not carry them)."""
     out = tmp_path_factory.mktemp("reader")
     inst = make_instance(PASSAGE[:-1] + ["mary"])  # an answer in the context, so the pointer has a target
     d = build_dictionary(inst.context + inst.query, [])
@@ -133,13 +134,13 @@ def reader_batch(tmp_path_factory):
     write_split(str(out), "train", items, d)
     ds = ReaderDataset(str(out), "train", d, ("DepParse", "CorefAll"), max_context=8)
     batch = ds.collater([ds[i] for i in range(len(ds))])
-    batch["supervision"] = ds.signal_targets(batch["id"], batch["net_input"]["context"].size(1))
-    return d, batch
+    signals = ds.signal_targets(batch["id"], batch["net_input"]["context"].size(1))
+    return d, batch, signals
 
 
 @pytest.mark.parametrize("arch", ["bidaf", "bidaf_sa_early", "bidaf_sa_late", "bidaf_sa_both"])
 def test_lambada_reader_trains_in_half_precision(reader_batch, arch):
-    d, batch = reader_batch
+    d, batch, signals = reader_batch
     args = argparse.Namespace(hidden=8, word_dim=6, char_filters=4, sa_heads=2, sa_ffn=16)
     ARCH_CONFIG_REGISTRY[arch](args)
     torch.manual_seed(0)
@@ -154,7 +155,7 @@ def test_lambada_reader_trains_in_half_precision(reader_batch, arch):
         total = nll.sum()
         if m.supervisable:
             n = logits.size(1)
-            for sig, signal in batch["supervision"].items():
+            for sig, signal in signals.items():
                 s, count = attention_supervision_nll(extra["sup_attn"], supervision_targets(signal, 2, n))
                 assert count > 0, sig
                 total = total + 0.3 * s / count
@@ -165,17 +166,17 @@ def test_lambada_reader_trains_in_half_precision(reader_batch, arch):
 
 def test_reader_batch_keeps_the_end_of_a_long_context(reader_batch):
     """max_context=8 keeps the last 8 of the 10 context tokens; signal pairs move with them, or go."""
-    d, batch = reader_batch
+    d, batch, signals = reader_batch
     ctx = batch["net_input"]["context"]
     assert [d[i] for i in ctx[0].tolist()] == "mary . he gave her a book .".split()
     assert batch["net_input"]["sentence_ids"][0].tolist() == [0, 0, 1, 1, 1, 1, 1, 1]
-    counts, pairs = batch["supervision"]["CorefAll"]
+    counts, pairs = signals["CorefAll"]
     # (0, 4) and (4, 0) lose "john" (0); (2, 6) and (6, 2) become (0, 4) and (4, 0)
     assert counts.tolist() == [2, 2] and pairs.tolist() == [[0, 4], [4, 0], [0, 4], [4, 0]]
     t = supervision_targets((counts, pairs), 2, 8)
     assert sorted(map(tuple, t.nonzero().tolist())) == [(0, 0, 4), (0, 4, 0), (1, 0, 4), (1, 4, 0)]
     # DepParse, one head per token: john (0) and saw (1) are cut, so mary, "." and the root gave have none
-    heads = batch["supervision"]["DepParse"]
+    heads = signals["DepParse"]
     assert heads.tolist() == [[-1, -1, 3, -1, 3, 6, 3, 3]] * 2
     t = supervision_targets(heads, 2, 8)
     assert sorted(map(tuple, t[0].nonzero().tolist())) == [(2, 3), (4, 3), (5, 6), (6, 3), (7, 3)]
