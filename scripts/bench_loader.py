@@ -30,6 +30,8 @@ import time
 
 import numpy as np
 
+from fairseq_syntax.atomic import atomic_path
+
 
 def user_args(data, task, arch, *extra):
     from fairseq import options
@@ -184,11 +186,9 @@ def main(argv=None) -> int:
         print(f"{name}: syntax / vanilla = {res['ratio_of_medians']:.3f} (rounds {min(per_round):.3f}-"
               f"{max(per_round):.3f}; goal >= {res['goal']})")
     if args.out:
-        tmp = args.out + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
+        with atomic_path(args.out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1)
             fh.write("\n")
-        os.replace(tmp, args.out)
     return 0
 
 

@@ -7,9 +7,10 @@ from the same command as the summary JSON and are never edited by hand.
 """
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
+
+from fairseq_syntax.atomic import atomic_path
 
 
 def replace_block(path: Path, name: str, text: str) -> None:
@@ -28,6 +29,5 @@ def replace_block(path: Path, name: str, text: str) -> None:
                          f"'<!-- end {name} -->' line (found at line {line(e)}); the generated table goes between them")
     new = src[: b[0].end()] + "\n" + text.strip("\n") + "\n" + src[e[0].start():]
     if new != src:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(new, encoding="utf-8")
-        os.replace(tmp, path)
+        with atomic_path(str(path)) as tmp:
+            Path(tmp).write_text(new, encoding="utf-8")

@@ -61,6 +61,10 @@ U=$(fairseq-syntax-user-dir)
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 mkdir -p "$RES/hyp" "$RES/logs"
 
+stopping_rule() {  # stopping_rule LOG [--describe]: the next epoch to train to, or stop (scripts/early_stopping.py)
+  python "$ROOT/scripts/early_stopping.py" "$1" --metric loss --patience "$PATIENCE" --min-delta "$MIN_DELTA" \
+    --max-update "$MAX_UPDATE" "${@:2}"
+}
 summarize() {  # the table of the finished runs: summary.json, summary.md and the README block
   local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
   python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
@@ -70,8 +74,7 @@ if [ "$SUMMARY" = only ]; then summarize; exit 0; fi
 if [ "$SUMMARY" = status ]; then
   for run in $RUNS; do
     log=$CKPTS/multi30k_${run%%:*}_seed${run##*:}/train.log
-    if [ -f "$log" ]; then state=$(python "$ROOT/scripts/early_stopping.py" "$log" --metric loss --patience "$PATIENCE" \
-      --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE" --describe); else state="not started"; fi
+    if [ -f "$log" ]; then state=$(stopping_rule "$log" --describe); else state="not started"; fi
     echo "${run%%:*} seed ${run##*:}: $state"
   done
   exit 0
@@ -124,8 +127,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
   # uninterrupted one would (fairseq's own --patience restarts its count on resume)
   while [ ! -f "$ck/done" ]; do
-    epoch=$(python "$ROOT/scripts/early_stopping.py" "$log" --metric loss --patience "$PATIENCE" \
-      --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE")
+    epoch=$(stopping_rule "$log")
     if [ "$epoch" = stop ]; then
       touch "$ck/done"
       echo "[reproduce] $sys seed $seed: stopped after epoch $(grep -c "valid on 'valid'" "$log" || true) validations" >&2

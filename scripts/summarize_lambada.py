@@ -22,12 +22,12 @@ import gzip
 import itertools
 import json
 import math
-import os
 import re
 import statistics
 from pathlib import Path
 
 from early_stopping import convergence
+from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
@@ -169,13 +169,13 @@ def main(argv=None) -> int:
         summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
         print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "
               f"(n={summary['most_frequent_context_word']['n']})")
-    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", markdown(summary))):
-        tmp = res / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, res / name)
+    md = markdown(summary)
+    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", md)):
+        with atomic_path(str(res / name)) as tmp:
+            Path(tmp).write_text(text, encoding="utf-8")
     if a.readme:
-        replace_block(Path(a.readme), "lambada-summary", markdown(summary))
-    print(markdown(summary))
+        replace_block(Path(a.readme), "lambada-summary", md)
+    print(md)
     return 0
 
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import re
 import statistics
 import sys
 from pathlib import Path
 
 from early_stopping import convergence
+from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
 
 BASELINE = "vanilla"
@@ -95,9 +95,19 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
             "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()}}
 
 
+def ordered_systems(summary: dict) -> list[str]:
+    """The systems with scores, in ORDER, then any others by name."""
+    return [s for s in ORDER if s in summary["table"]] + sorted(set(summary["table"]) - set(ORDER))
+
+
+def mean_std(c: dict | None) -> str:
+    """A table cell: mean ± std over seeds (mean alone for one seed, – for none)."""
+    return "–" if c is None else f"{c['mean']:.2f}" + (f" ± {c['std']:.2f}" if c["std"] is not None else "")
+
+
 def markdown(summary: dict) -> str:
     names = [t["name"] for t in summary["test_sets"]]
-    systems = [s for s in ORDER if s in summary["table"]] + sorted(set(summary["table"]) - set(ORDER))
+    systems = ordered_systems(summary)
     out = ["| system | seeds | " + " | ".join(f"{n} BLEU" for n in names) + " | " +
            " | ".join(f"{n} chrF2" for n in names) + " |",
            "|---|---|" + "---|" * (2 * len(names))]
@@ -106,8 +116,7 @@ def markdown(summary: dict) -> str:
         cells = []
         for metric in ("BLEU", "chrF2"):
             for n in names:
-                c = row.get(n, {}).get(metric)
-                cells.append("–" if c is None else f"{c['mean']:.2f}" + (f" ± {c['std']:.2f}" if c["std"] is not None else ""))
+                cells.append(mean_std(row.get(n, {}).get(metric)))
         seeds = max((c["BLEU"]["n"] for c in row.values()), default=0)
         out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
     out += ["", "Per seed (BLEU on each test set; p: paired bootstrap against vanilla of the same seed):", "",
@@ -158,7 +167,7 @@ def readme_table(summary: dict) -> str:
     """The README's table: BLEU and chrF2 mean ± std per system and test set, the per-seed p-values, and which
     planned runs are still to come."""
     names = [t["name"] for t in summary["test_sets"]]
-    systems = [s for s in ORDER if s in summary["table"]] + sorted(set(summary["table"]) - set(ORDER))
+    systems = ordered_systems(summary)
     rule = summary["early_stopping"]
     out = [f"Best checkpoint by validation loss; training stopped after {rule['patience_epochs']} epochs without the "
            f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); beam 5, detokenized "
@@ -173,8 +182,7 @@ def readme_table(summary: dict) -> str:
         cells = []
         for metric in ("BLEU", "chrF2"):
             for n in names:
-                c = row.get(n, {}).get(metric)
-                cell = "–" if c is None else f"{c['mean']:.2f}" + (f" ± {c['std']:.2f}" if c["std"] is not None else "")
+                cell = mean_std(row.get(n, {}).get(metric))
                 ps = [runs[k]["scores"][split_of[n]]["paired_bs_p_vs_vanilla"]["BLEU"] for k in runs
                       if "paired_bs_p_vs_vanilla" in runs[k]["scores"].get(split_of[n], {})]
                 if metric == "BLEU" and ps:
@@ -209,11 +217,11 @@ def main(argv=None) -> int:
         summary["planned_runs"] = [f"{s}:{k}" for s, k in planned_runs(args.planned)]
     if args.readme:
         replace_block(args.readme, "multi30k-summary", readme_table(summary))
-    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", markdown(summary))):
-        tmp = args.results / f"{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, args.results / name)
-    print(markdown(summary))
+    md = markdown(summary)
+    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", md)):
+        with atomic_path(str(args.results / name)) as tmp:
+            Path(tmp).write_text(text, encoding="utf-8")
+    print(md)
     return 0
 
 
