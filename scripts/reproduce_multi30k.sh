@@ -3,7 +3,8 @@
 # each trained until validation loss stops improving, the best checkpoint scored on every prepared test set.
 #
 #   bash scripts/reproduce_multi30k.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--min-delta D]
-#                                      [--max-update N] [--out DIR] [--readme FILE] [--no-summary | --summary-only | --status]
+#                                      [--max-update N] [--fp16] [--out DIR] [--readme FILE]
+#                                      [--no-summary | --summary-only | --status]
 #
 # Systems (same small sizes, recipe and batches; only what the name says differs):
 #   vanilla              transformer_small_vanilla (3+3 layers)
@@ -16,7 +17,9 @@
 # Validation every epoch; training stops after --patience (default 5) epochs without a validation loss lower by
 # more than --min-delta (default 0.01) than the one that started the count, or at --max-update (default 8000);
 # the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
-# checkpoint_last.pt. --jobs runs that many trainings side by side, one thread each (default 2).
+# checkpoint_last.pt. --jobs runs that many trainings side by side, one thread each (default 2). --fp16 trains in half
+# precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README table unless --readme):
+# the summary records each run's precision and device and refuses to average across precisions.
 # Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
 # writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired bootstrap per seed) and the
 # table into README.md's multi30k-summary block (--readme FILE for another file; with --out, only if --readme is given).
@@ -29,9 +32,10 @@ JOBS=2
 PATIENCE=5
 MIN_DELTA=0.01
 MAX_UPDATE=8000
-RES=$ROOT/results/multi30k
+RES=default
 README_MD=default
 SUMMARY=1
+FP16=()
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) RUNS=$2; shift 2 ;;
@@ -44,12 +48,24 @@ while [ $# -gt 0 ]; do
     --no-summary) SUMMARY=0; shift ;;
     --summary-only) SUMMARY=only; shift ;;
     --status) SUMMARY=status; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    --fp16) FP16=(--fp16); shift ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
-[ "$README_MD" != default ] || README_MD=$ROOT/README.md
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
+if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
+  [ "$RES" != default ] || { RES=$ROOT/results/multi30k_fp16; [ "$README_MD" != default ] || README_MD=""; }
+  RUN_SUFFIX=_fp16
+  if [ "$SUMMARY" != only ] && [ "$SUMMARY" != status ] && ! python -c \
+      "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null; then
+    echo "[reproduce] --fp16 trains on a GPU, and torch sees none here" >&2; exit 1
+  fi
+else
+  RUN_SUFFIX=""
+fi
+[ "$RES" != default ] || RES=$ROOT/results/multi30k
+[ "$README_MD" != default ] || README_MD=$ROOT/README.md
 : "${MULTI30K_DIR:=}"
 if [ -z "$MULTI30K_DIR" ] && [ -f "$ROOT/../shared/data/multi30k/train.en.gz" ]; then
   MULTI30K_DIR=$ROOT/../shared/data/multi30k
@@ -59,7 +75,6 @@ DATA=${MULTI30K_DATA:-$ROOT/work/multi30k}
 CKPTS=${MULTI30K_CHECKPOINTS:-$ROOT/work/checkpoints}
 U=$(fairseq-syntax-user-dir)
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log
-mkdir -p "$RES/hyp" "$RES/logs"
 
 stopping_rule() {  # stopping_rule LOG [--describe]: the next epoch to train to, or stop (scripts/early_stopping.py)
   python "$ROOT/scripts/early_stopping.py" "$1" --metric loss --patience "$PATIENCE" --min-delta "$MIN_DELTA" \
@@ -67,19 +82,21 @@ stopping_rule() {  # stopping_rule LOG [--describe]: the next epoch to train to,
 }
 summarize() {  # the table of the finished runs: summary.json, summary.md and the README block
   local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
+  mkdir -p "$RES"
   python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
     --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE" --planned "$RUNS" "${readme[@]}"
 }
 if [ "$SUMMARY" = only ]; then summarize; exit 0; fi
 if [ "$SUMMARY" = status ]; then
   for run in $RUNS; do
-    log=$CKPTS/multi30k_${run%%:*}_seed${run##*:}/train.log
+    log=$CKPTS/multi30k_${run%%:*}_seed${run##*:}$RUN_SUFFIX/train.log
     if [ -f "$log" ]; then state=$(stopping_rule "$log" --describe); else state="not started"; fi
     echo "${run%%:*} seed ${run##*:}: $state"
   done
   exit 0
 fi
 
+mkdir -p "$RES/hyp" "$RES/logs"
 bash "$ROOT/data-prep/multi30k.sh" "${LOCAL[@]}" --out "$DATA" --parser spacy --workers 2
 TESTS=$(cut -f1 "$DATA/bin/testsets.tsv" | tr '\n' ' ')
 
@@ -116,12 +133,12 @@ COMMON=(-s en -t de --share-all-embeddings --optimizer adam --adam-betas '(0.9, 
   --lr-scheduler inverse_sqrt --warmup-updates 400 --criterion label_smoothed_cross_entropy
   --label-smoothing 0.1 --max-tokens 4096 --required-batch-size-multiple 1
   --max-update "$MAX_UPDATE" --best-checkpoint-metric loss
-  --no-epoch-checkpoints --log-format simple --log-interval 50)
+  --no-epoch-checkpoints --log-format simple --log-interval 50 "${FP16[@]}")
 
 run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then generate every test set
   local sys=$1 seed=$2 flags ck log split hyp epoch
   flags=$(system_flags "$sys")
-  ck=$CKPTS/multi30k_${sys}_seed$seed
+  ck=$CKPTS/multi30k_${sys}_seed$seed$RUN_SUFFIX
   log=$ck/train.log
   mkdir -p "$ck"
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an

@@ -29,6 +29,7 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
+from training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
 SIGNALS = ("corefall", "narrative", "depparse")  # the run-name suffixes of reproduce_lambada.sh's supervised runs
@@ -91,6 +92,7 @@ def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_u
             "accuracy": r["all"]["accuracy"], "n": r["all"]["n"],
             "trained": {k: conv.get(k) for k in ("validations", "best_update", "best_valid_accuracy", "last_update",
                                                  "validations_after_best", "stopped")},
+            "training": training_setup(str(res / f"{name}.train.log.gz")),
             **({"mcnemar_p_vs": {base_run: p}} if p is not None else {})}
     for system, row in out.items():
         accs = [v["accuracy"] for v in row["runs"].values()]
@@ -105,7 +107,8 @@ def markdown(summary: dict) -> str:
     out = [f"LAMBADA test split (dev passages), accuracy over all instances; mean ± sample std over seeds. "
            f"Converged: stopped after {rule['patience_validations']} validations without a better validation "
            f"accuracy (or at {rule['max_update']:,} updates); the best checkpoint by validation accuracy is scored. "
-           "p: exact McNemar against the same reader without supervision, same seed.", "",
+           "p: exact McNemar against the same reader without supervision, same seed."
+           + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
            "| run | seeds | accuracy | p per seed | best update per seed | how far trained |", "|---|---|---|---|---|---|"]
     for system in sorted(summary["systems"], key=lambda s: (twin(s) or s, twin(s) is not None, s)):
         row = summary["systems"][system]
@@ -162,9 +165,15 @@ def main(argv=None) -> int:
         t = {"a": x, "b": y, "only_a_right": b, "only_b_right": c, "mcnemar_p": round(mcnemar_exact(b, c), 4)}
         tests.append(t)
         print(f"{x} vs {y}: only {x} right {b}, only {y} right {c}, exact McNemar p = {t['mcnemar_p']}")
+    try:  # a log resumed in another precision, or runs in different precisions, are not one table
+        systems = systems_table(runs, tests, res, a.patience, a.max_update)
+        trained = one_setup({f"{system} seed {seed}": r["training"] for system, row in systems.items()
+                             for seed, r in row["runs"].items()}, str(res))
+    except ValueError as e:
+        p.exit(1, f"summarize_lambada.py: error: {e}\n")
     summary = {"runs": runs, "paired_tests": tests,
                "stopping": {"patience_validations": a.patience, "max_update": a.max_update},
-               "systems": systems_table(runs, tests, res, a.patience, a.max_update)}
+               "systems": systems, "trained": trained}
     if a.instances and a.stopwords:
         summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
         print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "

@@ -23,6 +23,7 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
+from training_log import one_setup, training_setup
 
 BASELINE = "vanilla"
 ORDER = ["vanilla", "sgnet", "sgnet_random_trees", "vanilla_plus1", "sgnet_learn_alpha", "sgnet_first_head"]
@@ -52,7 +53,9 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
         m = re.match(r"(.+)_seed(\d+)\.train\.log\.gz$", log.name)
         system, seed = m.group(1), int(m.group(2))
         conv = convergence(str(log), "loss", patience, max_update, min_delta=min_delta)
-        runs.setdefault(system, {})[seed] = {"convergence": conv, "scores": {}}
+        runs.setdefault(system, {})[seed] = {"convergence": conv, "training": training_setup(str(log)), "scores": {}}
+    trained = one_setup({f"{s} seed {k}": r["training"] for s, seeds in runs.items() for k, r in seeds.items()
+                         if r["convergence"]["stopped"]}, str(results / "logs"))
     refs = {split: read_lines(data / "raw" / f"{split}.de") for split, _, _ in tests}
     hyps: dict[tuple, list[str]] = {}
     for system, seeds in runs.items():
@@ -90,7 +93,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
     return {"test_sets": [{"split": s, "name": n, "sentences": int(k)} for s, n, k in tests],
             "selection": "best checkpoint by validation loss; beam 5; detokenized (Moses) output",
             "early_stopping": {"patience_epochs": patience, "min_delta": min_delta, "max_update": max_update},
-            "signatures": signatures, "paired_bootstrap_resamples": n_boot,
+            "trained": trained, "signatures": signatures, "paired_bootstrap_resamples": n_boot,
             "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
             "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()}}
 
@@ -136,7 +139,8 @@ def markdown(summary: dict) -> str:
             out.append(f"| {s} | {seed} | {c.get('best_update', '–')} | {c['stopped'] or 'running'} | "
                        + " | ".join(cells) + " |")
     out += progress(summary)
-    out += ["", f"BLEU signature: `{summary['signatures']['BLEU']}`",
+    out += ["", f"Trained in {summary['trained']}." if summary.get("trained") else "Training setup: not in the logs.",
+            "", f"BLEU signature: `{summary['signatures']['BLEU']}`",
             f"chrF signature: `{summary['signatures']['chrF2']}`", ""]
     return "\n".join(out)
 
@@ -172,7 +176,8 @@ def readme_table(summary: dict) -> str:
     out = [f"Best checkpoint by validation loss; training stopped after {rule['patience_epochs']} epochs without the "
            f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); beam 5, detokenized "
            "sacreBLEU; mean ± sample std over seeds. p: paired bootstrap against vanilla of the same seed, per seed "
-           f"({summary['paired_bootstrap_resamples']:,} resamples).", "",
+           f"({summary['paired_bootstrap_resamples']:,} resamples)."
+           + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
            "| system | seeds | " + " | ".join(f"{n} BLEU (p per seed)" for n in names) + " | "
            + " | ".join(f"{n} chrF2" for n in names) + " |",
            "|---|---|" + "---|" * (2 * len(names))]
@@ -212,7 +217,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if not (args.data and args.results):
         p.error("give --data and --results")
-    summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap, args.min_delta)
+    try:
+        summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap, args.min_delta)
+    except ValueError as e:  # a log or hypothesis file that does not fit: its message names it
+        p.exit(1, f"summarize_multi30k.py: error: {e}\n")
     if args.planned:
         summary["planned_runs"] = [f"{s}:{k}" for s, k in planned_runs(args.planned)]
     if args.readme:

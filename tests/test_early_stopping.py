@@ -1,17 +1,31 @@
-"""Early stopping from the whole log (scripts/early_stopping.py), the Multi30k summary built on it, and the
-README block the summaries write."""
+"""Early stopping from the whole log (scripts/early_stopping.py), the Multi30k summary built on it, the
+README block the summaries write, and how the reproduce script keeps fp16 runs apart from fp32 ones."""
 import gzip
 import json
 import subprocess
 import sys
 
 import pytest
+import torch
 
-from .conftest import ROOT
+from .conftest import ROOT, run
 
 sys.path.insert(0, str(ROOT / "scripts"))
 from early_stopping import convergence  # noqa: E402
 from readme_block import replace_block  # noqa: E402
+from training_log import training_setup  # noqa: E402
+
+REAL_LOG = ROOT / "results/multi30k/logs/vanilla_seed1.train.log.gz"  # a CPU fp32 run, resumed once an epoch
+GPU_LINES = ("2026-11-23 06:00:01 | INFO | fairseq.utils | ***********************CUDA enviroments for all 1 workers"
+             "***********************\n2026-11-23 06:00:01 | INFO | fairseq.utils | rank   0: capabilities =  9.0  ; "
+             "total memory = 79.109 GB ; name = NVIDIA H100 80GB HBM3                    \n")
+
+
+def config_line(fp16=False):
+    """The config fairseq logs at every start, taken from a real run's log."""
+    with gzip.open(REAL_LOG, "rt", encoding="utf-8") as fh:
+        line = next(line for line in fh if "'common': {" in line)
+    return line.replace("'fp16': False", "'fp16': True") if fp16 else line
 
 
 def valid_line(epoch, updates, **metrics):
@@ -83,6 +97,22 @@ def test_describe_says_where_a_run_stands(tmp_path):
     assert next_target(tmp_path / "none.log", *args) == "no validation yet"
 
 
+def test_training_setup_reads_precision_and_device_of_every_start(tmp_path):
+    cpu = training_setup(str(REAL_LOG))
+    assert cpu["precision"] == "fp32" and cpu["device"] == "CPU" and cpu["processes"] == 1 and cpu["starts"] > 30
+    log = tmp_path / "train.log"
+    start = config_line(fp16=True) + GPU_LINES + "... | fairseq_cli.train | training on 1 devices (GPUs/TPUs)\n"
+    log.write_text(start + valid_line(1, 100, loss=5.0) + start + valid_line(2, 200, loss=4.0))
+    assert training_setup(str(log)) == {"precision": "fp16", "device": "NVIDIA H100 80GB HBM3", "processes": 1,
+                                        "starts": 2}
+    log.write_text(log.read_text() + config_line())  # resumed on a CPU in fp32
+    with pytest.raises(ValueError, match=r"train.log: line 11: the run was resumed in fp32 after training in fp16 "
+                                         r"\(line 1\)"):
+        training_setup(str(log))
+    log.write_text(valid_line(1, 100, loss=5.0))
+    assert training_setup(str(log)) is None and training_setup(str(tmp_path / "none.log")) is None
+
+
 def test_multi30k_summary_from_runs(tmp_path):
     """Two systems, two seeds: mean ± std per test set, a paired bootstrap p per seed, only finished runs."""
     data, res = tmp_path / "data", tmp_path / "res"
@@ -96,6 +126,7 @@ def test_multi30k_summary_from_runs(tmp_path):
     for system, seed, drop in (("vanilla", 1, 4), ("vanilla", 2, 5), ("sgnet", 1, 1), ("sgnet", 2, 2), ("sgnet", 3, 0)):
         with gzip.open(res / "logs" / f"{system}_seed{seed}.train.log.gz", "wt") as fh:
             losses = [5, 4, 3, 3.1, 3.2, 3.3, 3.4, 3.5] if seed < 3 else [5, 4]  # seed 3 still running
+            fh.write(config_line())
             fh.writelines(valid_line(e, 100 * e, loss=v) for e, v in enumerate(losses, 1))
         hyp = [r.replace("Hut", "Mütze") if i % 10 < drop else r for i, r in enumerate(refs)]
         with gzip.open(res / "hyp" / f"{system}_seed{seed}.test.de.gz", "wt") as fh:
@@ -125,6 +156,17 @@ def test_multi30k_summary_from_runs(tmp_path):
     assert f"| SG-Net (+1 SDOI layer) | 2 | {sg['mean']:.2f} ± {sg['std']:.2f} ({ps[0]:.3f}, {ps[1]:.3f}) |" in text
     assert "4 of the 6 planned runs. Still to come: sgnet seed 3, vanilla_plus1 seed 1." in text
     assert s["planned_runs"][-1] == "vanilla_plus1:1"
+    assert s["trained"] == "fp32 on CPU" and s["runs"]["sgnet"]["1"]["training"]["precision"] == "fp32"
+    assert "(200 resamples). Trained in fp32 on CPU." in text
+    # a finished run trained in fp16 on a GPU does not join the fp32 table, and nothing is rewritten
+    with gzip.open(res / "logs/sgnet_seed2.train.log.gz", "wt") as fh:
+        fh.write(config_line(fp16=True) + GPU_LINES)
+        fh.writelines(valid_line(e, 100 * e, loss=v) for e, v in enumerate([5, 4, 3, 3.1, 3.2, 3.3, 3.4, 3.5], 1))
+    before = (res / "summary.json").read_text()
+    out = subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data),
+                          "--results", str(res), "--bootstrap", "200"], capture_output=True, text=True)
+    assert out.returncode != 0 and (res / "summary.json").read_text() == before
+    assert "runs in different precisions (fp16: sgnet seed 2; fp32: sgnet seed 1, vanilla seed 1, vanilla seed 2)" in out.stderr
 
 
 def test_readme_block_needs_both_markers_once(tmp_path):
@@ -141,3 +183,18 @@ def test_readme_block_needs_both_markers_once(tmp_path):
     with pytest.raises(ValueError, match="found at line none"):
         replace_block(f, "t", "x")
     assert f.read_text() == "no markers\n" and not list(tmp_path.glob(".*tmp"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: --fp16 would train")
+def test_fp16_runs_have_their_own_checkpoints_and_refuse_a_machine_without_a_gpu(tmp_path):
+    ck = tmp_path / "ck"
+    (ck / "multi30k_vanilla_seed1").mkdir(parents=True)
+    (ck / "multi30k_vanilla_seed1/train.log").write_text(valid_line(1, 128, loss=5.0))  # an fp32 run under way
+    env = {"MULTI30K_CHECKPOINTS": str(ck), "MULTI30K_DATA": str(tmp_path / "data")}
+    cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs", "vanilla:1", "--out", str(tmp_path / "res")]
+    assert run(cmd + ["--status"], env=env).stdout.startswith("vanilla seed 1: epoch 1 (128 updates)")
+    assert run(cmd + ["--status", "--fp16"], env=env).stdout == "vanilla seed 1: not started\n"
+    out = run(cmd + ["--fp16"], env=env, check=False)
+    assert out.returncode == 1 and "--fp16 trains on a GPU, and torch sees none here" in out.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"] and [p.name for p in ck.iterdir()] == [
+        "multi30k_vanilla_seed1"]

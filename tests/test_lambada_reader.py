@@ -157,6 +157,7 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
     proc = run(cmd, cwd=tmp_path, timeout=1800)
     s = json.loads((tmp_path / "res/summary.json").read_text())
     assert set(s["systems"]) == {"converged_sa_early", "converged_sa_early_corefall"}
+    assert s["trained"] == "fp32 on CPU"
     for system, row in s["systems"].items():
         assert row["seeds"] == 2 and row["std"] is not None
         for r in row["runs"].values():
@@ -167,6 +168,7 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
     text = readme.read_text()
     assert "old" not in text and text.endswith("<!-- end lambada-summary -->\nafter\n")
     assert "| converged_sa_early_corefall | 2 |" in text and "(vs converged_sa_early)" in text
+    assert "Trained in fp32 on CPU." in text
     assert proc.stderr.count("training to update") >= 4
     again = run(cmd, cwd=tmp_path)
     assert "training to update" not in again.stderr and again.stderr.count("skip") == 4

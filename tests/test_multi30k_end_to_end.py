@@ -314,7 +314,7 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     for system in ("sgnet", "sgnet_random_trees"):
         p = s["runs"][system]["1"]["scores"]["test"]["paired_bs_p_vs_vanilla"]["BLEU"]
         assert 0 <= p <= 1
-    assert s["signatures"]["BLEU"].startswith("nrefs:1|")
+    assert s["signatures"]["BLEU"].startswith("nrefs:1|") and s["trained"] == "fp32 on CPU"
     assert "SG-Net, random trees (control) | 1 |" in (tmp_path / "res/summary.md").read_text()
     # the control's trees: same sentences and lengths as the parses, other heads
     real = indexed_dataset.MMapIndexedDataset(str(data / "bin/train.en-de.en.heads"))
@@ -331,4 +331,4 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     third = run(cmd + ["--summary-only", "--readme", str(readme)], env=env)
     assert "[reproduce]" not in third.stderr and "ready:" not in third.stderr  # no data prep, no training
     text = readme.read_text()
-    assert "| SG-Net, random trees (control) | 1 |" in text and "3 of the 3 planned runs." in text
+    assert "| SG-Net, random trees (control) | 1 |" in text and "3 of the 3 planned runs." in text and "Trained in fp32 on CPU." in text

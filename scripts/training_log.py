@@ -1,0 +1,68 @@
+"""How a run was trained, read from its fairseq training log: precision and device of every (re)start.
+
+The summaries put this beside each run, so a table never averages fp16 GPU runs with fp32 CPU runs unawares,
+and a run resumed in another precision is an error rather than a number.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from early_stopping import open_log
+
+GPU_RE = re.compile(r"capabilities = .*; name = (.+?)\s*$")  # fairseq's CUDA environment, rank 0 first
+WORLD_RE = re.compile(r"training on (\d+) devices")
+
+
+def precision(common: dict[str, str]) -> str:
+    """fairseq's ``common`` flags as one word: bf16, fp16, amp or fp32."""
+    on = {k for k, v in common.items() if v == "True"}
+    if on & {"bf16", "memory_efficient_bf16"}:
+        return "bf16"
+    if on & {"fp16", "memory_efficient_fp16"}:
+        return "fp16"
+    return "amp" if "amp" in on else "fp32"
+
+
+def training_setup(log: str) -> dict | None:
+    """``{"precision", "device", "processes", "starts"}`` from every start logged in ``log`` (None when there is no
+    log, or it has no fairseq config, as hand-written test logs). Raises ValueError naming the log and line when a
+    resume changed the precision."""
+    starts: list[dict] = []
+    if not os.path.exists(log):
+        return None
+    with open_log(log) as fh:
+        for n, line in enumerate(fh, 1):
+            if "'common': {" in line:
+                common = dict(re.findall(r"'(\w+)': (True|False)", line.split("'common': {", 1)[1].split("}", 1)[0]))
+                starts.append({"line": n, "precision": precision(common), "device": "CPU", "processes": 1})
+            elif starts and (m := GPU_RE.search(line)) and starts[-1]["device"] == "CPU":
+                starts[-1]["device"] = m.group(1)
+            elif starts and (m := WORLD_RE.search(line)):
+                starts[-1]["processes"] = int(m.group(1))
+    if not starts:
+        return None
+    first = starts[0]
+    for s in starts[1:]:
+        if s["precision"] != first["precision"]:
+            raise ValueError(f"{log}: line {s['line']}: the run was resumed in {s['precision']} after training in "
+                             f"{first['precision']} (line {first['line']}); train it again from the start")
+    devices = list(dict.fromkeys(s["device"] for s in starts))
+    return {"precision": first["precision"], "device": ", then ".join(devices),
+            "processes": max(s["processes"] for s in starts), "starts": len(starts)}
+
+
+def one_setup(setups: dict[str, dict | None], where: str) -> str | None:
+    """The precision shared by the runs of one table, in words (``fp32 on CPU``); ValueError when they differ."""
+    known = {name: s for name, s in setups.items() if s}
+    by_precision: dict[str, list[str]] = {}
+    for name, s in known.items():
+        by_precision.setdefault(s["precision"], []).append(name)
+    if len(by_precision) > 1:
+        listed = "; ".join(f"{p}: {', '.join(sorted(names))}" for p, names in sorted(by_precision.items()))
+        raise ValueError(f"{where}: runs in different precisions ({listed}); summarize each precision in its own "
+                         "results folder (the reproduce scripts' --out)")
+    if not known:
+        return None
+    devices = sorted({s["device"] for s in known.values()})
+    return f"{next(iter(by_precision))} on {' and '.join(devices)}"
