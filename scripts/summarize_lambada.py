@@ -12,8 +12,9 @@ supervised system (``..._corefall`` and the like) the McNemar p against its unsu
 without the signal) of the same seed. How far each run trained comes from its training log: the best update by
 validation accuracy, and whether ``--patience`` validations without improvement (or ``--max-update``) ended it,
 which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended otherwise is reported as a fixed
-budget, not as converged. Writes ``summary.json`` and ``summary.md``; with ``--readme`` the table also goes into
-that file's ``lambada-summary`` block (scripts/readme_block.py).
+budget, not as converged. Each run's precision and device come from the same log (training_log.py); runs of
+different precisions are refused rather than averaged. Writes ``summary.json`` and ``summary.md``; with
+``--readme`` the table also goes into that file's ``lambada-summary`` block (scripts/readme_block.py).
 """
 from __future__ import annotations
 

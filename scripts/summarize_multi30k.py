@@ -8,7 +8,8 @@ update by validation loss, why it stopped) is read from its compressed training 
 hypotheses in ``hyp/`` against the raw references of every test set in ``testsets.tsv``. Per system and test
 set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
 (sacreBLEU, 1,000 resamples). Only finished runs (stopped by patience or the update cap) are scored;
-``--planned`` (the reproduce script's runs) says which are still missing.
+``--planned`` (the reproduce script's runs) says which are still missing. Each run's precision and device come
+from its log (training_log.py); runs trained in different precisions are refused rather than averaged.
 """
 from __future__ import annotations
 
