@@ -20,7 +20,8 @@
 # --valid-interval updates; capped at --max-update), decided from the whole log by scripts/early_stopping.py,
 # so an interrupted run stops where an uninterrupted one would. --tag prefixes the run names (e.g. converged).
 # The summary's table also goes into README.md's lambada-summary block (--readme FILE for another file; with
-# --out, only if --readme is given).
+# --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
+# results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$ROOT/work/lambada/bin
@@ -30,9 +31,9 @@ BSZ=32
 SEEDS="1"
 RUNS="sa_early sa_early_corefall"
 JOBS=2
-RES=$ROOT/results/lambada
+RES=default
 README_MD=default
-CKPTS=work/checkpoints/lambada  # relative to the repository root: it is written into eval.json
+CKPTS=default  # work/checkpoints/lambada, relative to the repository root: it is written into eval.json
 STOPWORDS=$ROOT/../shared/data/lambada/stopwords.txt
 CONVERGE=0
 INTERVAL=500
@@ -59,12 +60,20 @@ while [ $# -gt 0 ]; do
     --max-update) MAX_UPDATE=$2; shift 2 ;;
     --fp16) EXTRA+=(--fp16); shift ;;
     --tag) TAG=$2_; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
-[ "$README_MD" != default ] || README_MD=$ROOT/README.md
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
+  [ "$RES" != default ] || { RES=$ROOT/results/lambada_fp16; [ "$README_MD" != default ] || README_MD=""; }
+  [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada_fp16
+  python -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null \
+    || { echo "[lambada] --fp16 trains on a GPU, and torch sees none here" >&2; exit 1; }
+fi
+[ "$RES" != default ] || RES=$ROOT/results/lambada
+[ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
+[ "$README_MD" != default ] || README_MD=$ROOT/README.md
 cd "$ROOT"
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 [ -f "$DATA/dict.txt" ] || { echo "no prepared data in $DATA: run data-prep/lambada.sh first" >&2; exit 1; }

@@ -1,5 +1,5 @@
 """Early stopping from the whole log (scripts/early_stopping.py), the Multi30k summary built on it, the
-README block the summaries write, and how the reproduce script keeps fp16 runs apart from fp32 ones."""
+README block the summaries write, and how the reproduce scripts keep fp16 runs apart from fp32 ones."""
 import gzip
 import json
 import subprocess
@@ -198,3 +198,11 @@ def test_fp16_runs_have_their_own_checkpoints_and_refuse_a_machine_without_a_gpu
     assert out.returncode == 1 and "--fp16 trains on a GPU, and torch sees none here" in out.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"] and [p.name for p in ck.iterdir()] == [
         "multi30k_vanilla_seed1"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: --fp16 would train")
+def test_lambada_fp16_refuses_a_machine_without_a_gpu_and_writes_nothing(tmp_path):
+    out = run(["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--fp16", "--data", str(tmp_path / "bin"),
+               "--checkpoints", str(tmp_path / "ck")], check=False)
+    assert out.returncode == 1 and "[lambada] --fp16 trains on a GPU, and torch sees none here" in out.stderr
+    assert list(tmp_path.iterdir()) == [] and not (ROOT / "results/lambada_fp16").exists()
