@@ -151,3 +151,9 @@ keep_log() {
   local root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   atomic "$2" bash -c "sed -e 's#$root/#./#g' -e 's#$root#.#g' '$1' | gzip -9 -n"
 }
+
+# require_gpu WHO: stop (naming WHO) unless torch sees a GPU; the reproduce scripts' --fp16 runs need one
+require_gpu() {
+  python -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null \
+    || { echo "[$1] --fp16 trains on a GPU, and torch sees none here" >&2; exit 1; }
+}

@@ -65,17 +65,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu
 if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/lambada_fp16; [ "$README_MD" != default ] || README_MD=""; }
   [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada_fp16
-  python -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null \
-    || { echo "[lambada] --fp16 trains on a GPU, and torch sees none here" >&2; exit 1; }
+  require_gpu lambada
 fi
 [ "$RES" != default ] || RES=$ROOT/results/lambada
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
 [ "$README_MD" != default ] || README_MD=$ROOT/README.md
 cd "$ROOT"
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 [ -f "$DATA/dict.txt" ] || { echo "no prepared data in $DATA: run data-prep/lambada.sh first" >&2; exit 1; }
 mkdir -p "$RES"
 U=$(fairseq-syntax-user-dir)

@@ -54,15 +54,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu
+RUN_SUFFIX=""
 if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/multi30k_fp16; [ "$README_MD" != default ] || README_MD=""; }
   RUN_SUFFIX=_fp16
-  if [ "$SUMMARY" != only ] && [ "$SUMMARY" != status ] && ! python -c \
-      "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null; then
-    echo "[reproduce] --fp16 trains on a GPU, and torch sees none here" >&2; exit 1
-  fi
-else
-  RUN_SUFFIX=""
+  [ "$SUMMARY" = only ] || [ "$SUMMARY" = status ] || require_gpu reproduce
 fi
 [ "$RES" != default ] || RES=$ROOT/results/multi30k
 [ "$README_MD" != default ] || README_MD=$ROOT/README.md
@@ -74,7 +71,6 @@ LOCAL=(); [ -n "$MULTI30K_DIR" ] && LOCAL=(--local-dir "$MULTI30K_DIR")
 DATA=${MULTI30K_DATA:-$ROOT/work/multi30k}
 CKPTS=${MULTI30K_CHECKPOINTS:-$ROOT/work/checkpoints}
 U=$(fairseq-syntax-user-dir)
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log
 
 stopping_rule() {  # stopping_rule LOG [--describe]: the next epoch to train to, or stop (scripts/early_stopping.py)
   python "$ROOT/scripts/early_stopping.py" "$1" --metric loss --patience "$PATIENCE" --min-delta "$MIN_DELTA" \
