@@ -17,14 +17,11 @@ an epoch then counts as converged. The checkpoint to score stays the best one, b
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import re
 import sys
 
-
-def open_log(path: str):
-    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+from training_log import open_log
 
 
 def validations(log: str, metric: str, by: str = "epoch") -> dict[int, tuple[float, int]]:

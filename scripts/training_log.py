@@ -5,13 +5,17 @@ and a run resumed in another precision is an error rather than a number.
 """
 from __future__ import annotations
 
+import gzip
 import os
 import re
 
-from early_stopping import open_log
-
 GPU_RE = re.compile(r"capabilities = .*; name = (.+?)\s*$")  # fairseq's CUDA environment, rank 0 first
 WORLD_RE = re.compile(r"training on (\d+) devices")
+
+
+def open_log(path: str):
+    """fairseq's log as written, or gzipped after the run (results/ keeps them compressed)."""
+    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
 
 
 def precision(common: dict[str, str]) -> str:
