@@ -17,7 +17,8 @@
 # Validation every epoch; training stops after --patience (default 5) epochs without a validation loss lower by
 # more than --min-delta (default 0.01) than the one that started the count, or at --max-update (default 8000);
 # the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
-# checkpoint_last.pt. --jobs runs that many trainings side by side, one thread each (default 2). --fp16 trains in half
+# checkpoint_last.pt; one whose kept log and hypotheses are in results/ and whose checkpoints are not here (a fresh
+# clone) is skipped. --jobs runs that many trainings side by side, one thread each (default 2). --fp16 trains in half
 # precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README table unless --readme):
 # the summary records each run's precision and device and refuses to average across precisions.
 # Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
     --summary-only) SUMMARY=only; shift ;;
     --status) SUMMARY=status; shift ;;
     --fp16) FP16=(--fp16); shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -82,11 +83,20 @@ summarize() {  # the table of the finished runs: summary.json, summary.md and th
   python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
     --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE" --planned "$RUNS" "${readme[@]}"
 }
+kept_in_results() {  # kept_in_results SYSTEM SEED: its kept log says it stopped, and every test set has hypotheses
+  local kept=$RES/logs/${1}_seed$2.train.log.gz split
+  [ -f "$kept" ] && [ "$(stopping_rule "$kept")" = stop ] || return 1
+  for split in $TESTS; do [ -f "$RES/hyp/${1}_seed$2.$split.de.gz" ] || return 1; done
+}
+
+TESTS=""; [ -f "$DATA/bin/testsets.tsv" ] && TESTS=$(cut -f1 "$DATA/bin/testsets.tsv" | tr '\n' ' ')
 if [ "$SUMMARY" = only ]; then summarize; exit 0; fi
 if [ "$SUMMARY" = status ]; then
   for run in $RUNS; do
     log=$CKPTS/multi30k_${run%%:*}_seed${run##*:}$RUN_SUFFIX/train.log
-    if [ -f "$log" ]; then state=$(stopping_rule "$log" --describe); else state="not started"; fi
+    if [ -f "$log" ]; then state=$(stopping_rule "$log" --describe)
+    elif kept_in_results "${run%%:*}" "${run##*:}"; then state="finished; its log and hypotheses are in $RES"
+    else state="not started"; fi
     echo "${run%%:*} seed ${run##*:}: $state"
   done
   exit 0
@@ -136,6 +146,10 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   flags=$(system_flags "$sys")
   ck=$CKPTS/multi30k_${sys}_seed$seed$RUN_SUFFIX
   log=$ck/train.log
+  if [ ! -f "$log" ] && kept_in_results "$sys" "$seed"; then  # a fresh clone does not train the committed runs again
+    echo "[reproduce] $sys seed $seed: finished and scored in $RES; skipped (remove its log there to train it again)" >&2
+    return 0
+  fi
   mkdir -p "$ck"
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
   # uninterrupted one would (fairseq's own --patience restarts its count on resume)

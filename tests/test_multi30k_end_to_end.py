@@ -332,3 +332,10 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     assert "[reproduce]" not in third.stderr and "ready:" not in third.stderr  # no data prep, no training
     text = readme.read_text()
     assert "| SG-Net, random trees (control) | 1 |" in text and "3 of the 3 planned runs." in text and "Trained in fp32 on CPU." in text
+    # a fresh clone has the committed results but no checkpoints: the finished runs are skipped, not trained again
+    fresh = {**env, "MULTI30K_CHECKPOINTS": str(tmp_path / "ck_fresh")}
+    fourth = run(cmd, env=fresh, timeout=900)
+    assert "[reproduce] training" not in fourth.stderr and fourth.stderr.count("skipped") == 3, fourth.stderr[-3000:]
+    (tmp_path / "res/hyp/sgnet_seed1.test.de.gz").unlink()  # a run missing a test set's hypotheses is not finished
+    status = run(cmd + ["--status"], env=fresh).stdout.splitlines()
+    assert [line.split(":", 1)[1].strip().split(";")[0] for line in status] == ["finished", "not started", "finished"]
