@@ -7,7 +7,9 @@ README's ``multi30k-summary`` block (scripts/readme_block.py). Each run's conver
 update by validation loss, why it stopped) is read from its compressed training log; scores come from the
 hypotheses in ``hyp/`` against the raw references of every test set in ``testsets.tsv``. Per system and test
 set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
-(sacreBLEU, 1,000 resamples). Only finished runs (stopped by patience or the update cap) are scored;
+(sacreBLEU, 1,000 resamples), which sees only the test set's sampling noise; over seeds: the difference of the
+means against vanilla and Welch's t-test p, which also sees the training noise that makes seeds differ (the same
+seed does not pair two architectures, so the test is unpaired). Only finished runs (stopped by patience or the update cap) are scored;
 ``--planned`` (the reproduce script's runs) says which are still missing. Each run's precision and device come
 from its log (training_log.py); runs trained in different precisions are refused rather than averaged.
 """
@@ -91,12 +93,43 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
                     table.setdefault(system, {}).setdefault(name, {})[metric] = {
                         "mean": round(statistics.mean(vals), 2),
                         "std": round(statistics.stdev(vals), 2) if len(vals) > 1 else None, "n": len(vals)}
+    for system, seeds in runs.items():
+        for split, name, _ in tests:
+            for metric in ("BLEU", "chrF2"):
+                cell = table.get(system, {}).get(name, {}).get(metric)
+                if system != BASELINE and cell is not None:
+                    cell["vs_vanilla"] = seed_test(
+                        [seeds[s]["scores"][split][metric] for s in seeds if split in seeds[s]["scores"]],
+                        [r["scores"][split][metric] for r in runs.get(BASELINE, {}).values() if split in r["scores"]])
     return {"test_sets": [{"split": s, "name": n, "sentences": int(k)} for s, n, k in tests],
             "selection": "best checkpoint by validation loss; beam 5; detokenized (Moses) output",
             "early_stopping": {"patience_epochs": patience, "min_delta": min_delta, "max_update": max_update},
             "trained": trained, "signatures": signatures, "paired_bootstrap_resamples": n_boot,
             "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
             "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()}}
+
+
+def seed_test(system: list[float], baseline: list[float]) -> dict | None:
+    """The system's mean minus the baseline's over seeds, and Welch's t-test p (None below 2 seeds a side,
+    or when neither side varies)."""
+    if len(system) < 2 or len(baseline) < 2:
+        return None
+    if statistics.variance(system) == statistics.variance(baseline) == 0:
+        p = float("nan")  # scipy would divide rounding error by rounding error
+    else:
+        from scipy.stats import ttest_ind
+
+        p = float(ttest_ind(system, baseline, equal_var=False).pvalue)
+    return {"diff": round(statistics.mean(system) - statistics.mean(baseline), 2),
+            "welch_p": None if p != p else round(p, 4), "n": [len(system), len(baseline)]}
+
+
+def vs_vanilla(c: dict | None) -> str:
+    """A table cell: the difference of the means against vanilla, and Welch's p over seeds."""
+    t = (c or {}).get("vs_vanilla")
+    if t is None:
+        return "–"
+    return f"{t['diff']:+.2f}" + (f" (p = {t['welch_p']:.3f})" if t["welch_p"] is not None else "")
 
 
 def ordered_systems(summary: dict) -> list[str]:
@@ -123,6 +156,14 @@ def markdown(summary: dict) -> str:
                 cells.append(mean_std(row.get(n, {}).get(metric)))
         seeds = max((c["BLEU"]["n"] for c in row.values()), default=0)
         out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
+    out += ["", "Against vanilla over seeds (difference of the means; p: Welch's t-test over seeds):", "",
+            "| system | " + " | ".join(f"{n} BLEU" for n in names) + " | " + " | ".join(f"{n} chrF2" for n in names)
+            + " |", "|---|" + "---|" * (2 * len(names))]
+    for s in systems:
+        if s != BASELINE:
+            row = summary["table"][s]
+            out.append(f"| {LABELS.get(s, s)} | " + " | ".join(
+                vs_vanilla(row.get(n, {}).get(m)) for m in ("BLEU", "chrF2") for n in names) + " |")
     out += ["", "Per seed (BLEU on each test set; p: paired bootstrap against vanilla of the same seed):", "",
             "| system | seed | best update | stopped | " + " | ".join(names) + " |",
             "|---|---|---|---|" + "---|" * len(names)]
@@ -177,11 +218,13 @@ def readme_table(summary: dict) -> str:
     out = [f"Best checkpoint by validation loss; training stopped after {rule['patience_epochs']} epochs without the "
            f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); beam 5, detokenized "
            "sacreBLEU; mean ± sample std over seeds. p: paired bootstrap against vanilla of the same seed, per seed "
-           f"({summary['paired_bootstrap_resamples']:,} resamples)."
+           f"({summary['paired_bootstrap_resamples']:,} resamples). Δ: the difference of the mean BLEU against vanilla, "
+           "with Welch's t-test p over seeds, which, unlike the per-seed p, also counts the seeds' training noise."
            + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
            "| system | seeds | " + " | ".join(f"{n} BLEU (p per seed)" for n in names) + " | "
+           + " | ".join(f"{n} Δ BLEU (p over seeds)" for n in names) + " | "
            + " | ".join(f"{n} chrF2" for n in names) + " |",
-           "|---|---|" + "---|" * (2 * len(names))]
+           "|---|---|" + "---|" * (3 * len(names))]
     split_of = {t["name"]: t["split"] for t in summary["test_sets"]}
     for s in systems:
         row, runs = summary["table"][s], summary["runs"][s]
@@ -194,10 +237,12 @@ def readme_table(summary: dict) -> str:
                 if metric == "BLEU" and ps:
                     cell += " (" + ", ".join(f"{p:.3f}" for p in ps) + ")"
                 cells.append(cell)
+            if metric == "BLEU":
+                cells += [vs_vanilla(row.get(n, {}).get("BLEU")) for n in names]
         seeds = max((c["BLEU"]["n"] for c in row.values()), default=0)
         out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
     if not systems:
-        out.append("| no run has finished yet | | " + " | ".join("" for _ in range(2 * len(names))) + " |")
+        out.append("| no run has finished yet | | " + " | ".join("" for _ in range(3 * len(names))) + " |")
     out += progress(summary)
     out += ["", f"sacreBLEU signature: `{summary['signatures']['BLEU']}`"]
     return "\n".join(out)

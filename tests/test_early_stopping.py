@@ -13,6 +13,7 @@ from .conftest import ROOT, run
 sys.path.insert(0, str(ROOT / "scripts"))
 from early_stopping import convergence  # noqa: E402
 from readme_block import replace_block  # noqa: E402
+from summarize_multi30k import seed_test  # noqa: E402
 from training_log import training_setup  # noqa: E402
 
 REAL_LOG = ROOT / "results/multi30k/logs/vanilla_seed1.train.log.gz"  # a CPU fp32 run, resumed once an epoch
@@ -154,10 +155,15 @@ def test_multi30k_summary_from_runs(tmp_path):
     ps = [s["runs"]["sgnet"][k]["scores"]["test"]["paired_bs_p_vs_vanilla"]["BLEU"] for k in ("1", "2")]
     sg = s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]
     assert f"| SG-Net (+1 SDOI layer) | 2 | {sg['mean']:.2f} ± {sg['std']:.2f} ({ps[0]:.3f}, {ps[1]:.3f}) |" in text
+    va = s["table"]["vanilla"]["test_2016_flickr"]["BLEU"]
+    welch = sg["vs_vanilla"]
+    assert welch["n"] == [2, 2] and welch["diff"] == pytest.approx(sg["mean"] - va["mean"], abs=0.011)
+    assert f"| {welch['diff']:+.2f} (p = {welch['welch_p']:.3f}) |" in text and "Welch" in text
+    assert "vs_vanilla" not in va and "Against vanilla over seeds" in (res / "summary.md").read_text()
     assert "4 of the 6 planned runs. Still to come: sgnet seed 3, vanilla_plus1 seed 1." in text
     assert s["planned_runs"][-1] == "vanilla_plus1:1"
     assert s["trained"] == "fp32 on CPU" and s["runs"]["sgnet"]["1"]["training"]["precision"] == "fp32"
-    assert "(200 resamples). Trained in fp32 on CPU." in text
+    assert "(200 resamples). Δ: " in text and "training noise. Trained in fp32 on CPU." in text
     # a finished run trained in fp16 on a GPU does not join the fp32 table, and nothing is rewritten
     with gzip.open(res / "logs/sgnet_seed2.train.log.gz", "wt") as fh:
         fh.write(config_line(fp16=True) + GPU_LINES)
@@ -167,6 +173,17 @@ def test_multi30k_summary_from_runs(tmp_path):
                           "--results", str(res), "--bootstrap", "200"], capture_output=True, text=True)
     assert out.returncode != 0 and (res / "summary.json").read_text() == before
     assert "runs in different precisions (fp16: sgnet seed 2; fp32: sgnet seed 1, vanilla seed 1, vanilla seed 2)" in out.stderr
+
+
+def test_seed_test_is_welchs_t_test_worked_by_hand():
+    # means 2 and 5, variances 1 and 1: t = -3 / sqrt(1/3 + 1/3) = -3.674 on 4 degrees of freedom, where the
+    # two-sided p is 1 - 1.5 u + 0.5 u^3 with u = |t| / sqrt(t^2 + 4)
+    u = 3 / (2 / 3) ** 0.5 / (9 / (2 / 3) + 4) ** 0.5
+    assert seed_test([1, 2, 3], [4, 5, 6]) == {"diff": -3.0, "welch_p": round(1 - 1.5 * u + 0.5 * u ** 3, 4),
+                                               "n": [3, 3]}
+    assert seed_test([1, 2, 3], [4, 5, 6])["welch_p"] == 0.0213
+    assert seed_test([38.0], [37.0, 38.0]) is None  # one seed has no spread to test against
+    assert seed_test([38.0, 38.0], [37.0, 37.0]) == {"diff": 1.0, "welch_p": None, "n": [2, 2]}  # no variance at all
 
 
 def test_readme_block_needs_both_markers_once(tmp_path):
