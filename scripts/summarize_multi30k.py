@@ -9,7 +9,9 @@ hypotheses in ``hyp/`` against the raw references of every test set in ``testset
 set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
 (sacreBLEU, 1,000 resamples), which sees only the test set's sampling noise; over seeds: the difference of the
 means against vanilla and Welch's t-test p, which also sees the training noise that makes seeds differ (the same
-seed does not pair two architectures, so the test is unpaired). Only finished runs (stopped by patience or the update cap) are scored;
+seed does not pair two architectures, so the test is unpaired). Each control (random trees, vanilla + 1 layer,
+learned α, first_head) is also compared with SG-Net the same two ways: random trees against SG-Net asks whether
+the parse is what matters, vanilla + 1 layer against SG-Net whether the extra layer alone does it. Only finished runs (stopped by patience or the update cap) are scored;
 ``--planned`` (the reproduce script's runs) says which are still missing. Each run's precision and device come
 from its log (training_log.py); runs trained in different precisions are refused rather than averaged.
 """
@@ -29,6 +31,7 @@ from readme_block import replace_block
 from training_log import one_setup, training_setup
 
 BASELINE = "vanilla"
+SGNET = "sgnet"
 ORDER = ["vanilla", "sgnet", "sgnet_random_trees", "vanilla_plus1", "sgnet_learn_alpha", "sgnet_first_head"]
 LABELS = {
     "vanilla": "vanilla transformer (3+3 layers)",
@@ -38,6 +41,11 @@ LABELS = {
     "sgnet_learn_alpha": "SG-Net, learned α",
     "sgnet_first_head": "SG-Net, first_head subwords",
 }
+
+
+def references(system: str) -> list[str]:
+    """The systems this one is compared with: vanilla for SG-Net, vanilla and SG-Net for every control."""
+    return [] if system == BASELINE else [BASELINE] if system == SGNET else [BASELINE, SGNET]
 
 
 def read_lines(path: Path) -> list[str]:
@@ -75,15 +83,16 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
                                                 "chrF2": round(chrf.corpus_score(h, [refs[split]]).score, 2)}
     signatures = ({"BLEU": str(bleu.get_signature()), "chrF2": str(chrf.get_signature())} if hyps
                   else {"BLEU": None, "chrF2": None})
-    # paired bootstrap against vanilla of the same seed, per test set
+    # paired bootstrap against vanilla (and, for a control, SG-Net) of the same seed, per test set
     for (system, seed, split), h in hyps.items():
-        base = hyps.get((BASELINE, seed, split))
-        if system == BASELINE or base is None:
-            continue
-        _, res = PairedTest([(BASELINE, base), (system, h)], {"BLEU": BLEU(), "chrF2": CHRF()}, [refs[split]],
-                            test_type="bs", n_samples=n_boot)()
-        runs[system][seed]["scores"][split]["paired_bs_p_vs_vanilla"] = {
-            "BLEU": round(res["BLEU"][1].p_value, 4), "chrF2": round(res["chrF2"][1].p_value, 4)}
+        for ref in references(system):
+            base = hyps.get((ref, seed, split))
+            if base is None:
+                continue
+            _, res = PairedTest([(ref, base), (system, h)], {"BLEU": BLEU(), "chrF2": CHRF()}, [refs[split]],
+                                test_type="bs", n_samples=n_boot)()
+            runs[system][seed]["scores"][split][f"paired_bs_p_vs_{ref}"] = {
+                "BLEU": round(res["BLEU"][1].p_value, 4), "chrF2": round(res["chrF2"][1].p_value, 4)}
     table = {}
     for system, seeds in runs.items():
         for split, name, _ in tests:
@@ -97,10 +106,10 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
         for split, name, _ in tests:
             for metric in ("BLEU", "chrF2"):
                 cell = table.get(system, {}).get(name, {}).get(metric)
-                if system != BASELINE and cell is not None:
-                    cell["vs_vanilla"] = seed_test(
+                for ref in references(system) if cell is not None else []:
+                    cell[f"vs_{ref}"] = seed_test(
                         [seeds[s]["scores"][split][metric] for s in seeds if split in seeds[s]["scores"]],
-                        [r["scores"][split][metric] for r in runs.get(BASELINE, {}).values() if split in r["scores"]])
+                        [r["scores"][split][metric] for r in runs.get(ref, {}).values() if split in r["scores"]])
     return {"test_sets": [{"split": s, "name": n, "sentences": int(k)} for s, n, k in tests],
             "selection": "best checkpoint by validation loss; beam 5; detokenized (Moses) output",
             "early_stopping": {"patience_epochs": patience, "min_delta": min_delta, "max_update": max_update},
@@ -124,9 +133,9 @@ def seed_test(system: list[float], baseline: list[float]) -> dict | None:
             "welch_p": None if p != p else round(p, 4), "n": [len(system), len(baseline)]}
 
 
-def vs_vanilla(c: dict | None) -> str:
-    """A table cell: the difference of the means against vanilla, and Welch's p over seeds."""
-    t = (c or {}).get("vs_vanilla")
+def versus(c: dict | None, ref: str = BASELINE) -> str:
+    """A table cell: the difference of the means against ``ref``, and Welch's p over seeds."""
+    t = (c or {}).get(f"vs_{ref}")
     if t is None:
         return "–"
     return f"{t['diff']:+.2f}" + (f" (p = {t['welch_p']:.3f})" if t["welch_p"] is not None else "")
@@ -156,15 +165,18 @@ def markdown(summary: dict) -> str:
                 cells.append(mean_std(row.get(n, {}).get(metric)))
         seeds = max((c["BLEU"]["n"] for c in row.values()), default=0)
         out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
-    out += ["", "Against vanilla over seeds (difference of the means; p: Welch's t-test over seeds):", "",
-            "| system | " + " | ".join(f"{n} BLEU" for n in names) + " | " + " | ".join(f"{n} chrF2" for n in names)
-            + " |", "|---|" + "---|" * (2 * len(names))]
+    out += ["", "Over seeds, against vanilla and (for the controls) against SG-Net: the difference of the means, p: "
+            "Welch's t-test over seeds:", "",
+            "| system | " + " | ".join(f"{n} {m} vs {r}" for m in ("BLEU", "chrF2") for r in (BASELINE, SGNET)
+                                      for n in names) + " |", "|---|" + "---|" * (4 * len(names))]
     for s in systems:
         if s != BASELINE:
             row = summary["table"][s]
             out.append(f"| {LABELS.get(s, s)} | " + " | ".join(
-                vs_vanilla(row.get(n, {}).get(m)) for m in ("BLEU", "chrF2") for n in names) + " |")
-    out += ["", "Per seed (BLEU on each test set; p: paired bootstrap against vanilla of the same seed):", "",
+                versus(row.get(n, {}).get(m), r) if r in references(s) else ""
+                for m in ("BLEU", "chrF2") for r in (BASELINE, SGNET) for n in names) + " |")
+    out += ["", "Per seed (BLEU on each test set; p: paired bootstrap against vanilla of the same seed, and for a "
+            "control also against SG-Net of the same seed):", "",
             "| system | seed | best update | stopped | " + " | ".join(names) + " |",
             "|---|---|---|---|" + "---|" * len(names)]
     for s in systems:
@@ -176,8 +188,9 @@ def markdown(summary: dict) -> str:
                 if sc is None:
                     cells.append("–")
                     continue
-                p = sc.get("paired_bs_p_vs_vanilla", {}).get("BLEU")
-                cells.append(f"{sc['BLEU']:.2f}" + (f" (p = {p:.3f})" if p is not None else ""))
+                ps = [(r, sc[f"paired_bs_p_vs_{r}"]["BLEU"]) for r in references(s) if f"paired_bs_p_vs_{r}" in sc]
+                cells.append(f"{sc['BLEU']:.2f}" + (" (" + "; ".join(
+                    f"p = {p:.3f}" if r == BASELINE else f"vs {r} p = {p:.3f}" for r, p in ps) + ")" if ps else ""))
             out.append(f"| {s} | {seed} | {c.get('best_update', '–')} | {c['stopped'] or 'running'} | "
                        + " | ".join(cells) + " |")
     out += progress(summary)
@@ -219,12 +232,14 @@ def readme_table(summary: dict) -> str:
            f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); beam 5, detokenized "
            "sacreBLEU; mean ± sample std over seeds. p: paired bootstrap against vanilla of the same seed, per seed "
            f"({summary['paired_bootstrap_resamples']:,} resamples). Δ: the difference of the mean BLEU against vanilla, "
-           "with Welch's t-test p over seeds, which, unlike the per-seed p, also counts the seeds' training noise."
+           "and for a control against SG-Net, with Welch's t-test p over seeds, which, unlike the per-seed p, also "
+           "counts the seeds' training noise; the per-seed p against SG-Net are in results/multi30k/summary.md."
            + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
            "| system | seeds | " + " | ".join(f"{n} BLEU (p per seed)" for n in names) + " | "
-           + " | ".join(f"{n} Δ BLEU (p over seeds)" for n in names) + " | "
+           + " | ".join(f"{n} Δ BLEU vs vanilla (p over seeds)" for n in names) + " | "
+           + " | ".join(f"{n} Δ BLEU vs SG-Net" for n in names) + " | "
            + " | ".join(f"{n} chrF2" for n in names) + " |",
-           "|---|---|" + "---|" * (3 * len(names))]
+           "|---|---|" + "---|" * (4 * len(names))]
     split_of = {t["name"]: t["split"] for t in summary["test_sets"]}
     for s in systems:
         row, runs = summary["table"][s], summary["runs"][s]
@@ -238,11 +253,11 @@ def readme_table(summary: dict) -> str:
                     cell += " (" + ", ".join(f"{p:.3f}" for p in ps) + ")"
                 cells.append(cell)
             if metric == "BLEU":
-                cells += [vs_vanilla(row.get(n, {}).get("BLEU")) for n in names]
+                cells += [versus(row.get(n, {}).get("BLEU"), r) for r in (BASELINE, SGNET) for n in names]
         seeds = max((c["BLEU"]["n"] for c in row.values()), default=0)
         out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
     if not systems:
-        out.append("| no run has finished yet | | " + " | ".join("" for _ in range(3 * len(names))) + " |")
+        out.append("| no run has finished yet | | " + " | ".join("" for _ in range(4 * len(names))) + " |")
     out += progress(summary)
     out += ["", f"sacreBLEU signature: `{summary['signatures']['BLEU']}`"]
     return "\n".join(out)

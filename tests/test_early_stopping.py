@@ -124,7 +124,8 @@ def test_multi30k_summary_from_runs(tmp_path):
     refs = [f"ein Mann mit Hut fährt Rad Nummer {i} ." for i in range(40)]
     (data / "raw/test.de").write_text("\n".join(refs) + "\n")
     (data / "bin/testsets.tsv").write_text("test\ttest_2016_flickr\t40\n")
-    for system, seed, drop in (("vanilla", 1, 4), ("vanilla", 2, 5), ("sgnet", 1, 1), ("sgnet", 2, 2), ("sgnet", 3, 0)):
+    for system, seed, drop in (("vanilla", 1, 4), ("vanilla", 2, 5), ("sgnet", 1, 1), ("sgnet", 2, 2), ("sgnet", 3, 0),
+                               ("sgnet_random_trees", 1, 3), ("sgnet_random_trees", 2, 3)):
         with gzip.open(res / "logs" / f"{system}_seed{seed}.train.log.gz", "wt") as fh:
             losses = [5, 4, 3, 3.1, 3.2, 3.3, 3.4, 3.5] if seed < 3 else [5, 4]  # seed 3 still running
             fh.write(config_line())
@@ -159,11 +160,20 @@ def test_multi30k_summary_from_runs(tmp_path):
     welch = sg["vs_vanilla"]
     assert welch["n"] == [2, 2] and welch["diff"] == pytest.approx(sg["mean"] - va["mean"], abs=0.011)
     assert f"| {welch['diff']:+.2f} (p = {welch['welch_p']:.3f}) |" in text and "Welch" in text
-    assert "vs_vanilla" not in va and "Against vanilla over seeds" in (res / "summary.md").read_text()
+    assert "vs_vanilla" not in va and "Welch's t-test over seeds" in (res / "summary.md").read_text()
+    # a control is compared with vanilla and with SG-Net, per seed and over seeds; SG-Net only with vanilla
+    rt, rt_runs = s["table"]["sgnet_random_trees"]["test_2016_flickr"]["BLEU"], s["runs"]["sgnet_random_trees"]
+    assert rt["vs_sgnet"]["diff"] == pytest.approx(rt["mean"] - sg["mean"], abs=0.011) and rt["vs_sgnet"]["n"] == [2, 2]
+    assert rt["vs_vanilla"]["diff"] == pytest.approx(rt["mean"] - va["mean"], abs=0.011) and "vs_sgnet" not in sg
+    assert {"paired_bs_p_vs_vanilla", "paired_bs_p_vs_sgnet"} <= set(rt_runs["1"]["scores"]["test"])
+    assert "paired_bs_p_vs_sgnet" not in s["runs"]["sgnet"]["1"]["scores"]["test"]
+    p_sg = rt_runs["2"]["scores"]["test"]["paired_bs_p_vs_sgnet"]["BLEU"]
+    assert f"vs sgnet p = {p_sg:.3f})" in (res / "summary.md").read_text()
+    assert f"| {rt['vs_vanilla']['diff']:+.2f} (p = {rt['vs_vanilla']['welch_p']:.3f}) | {rt['vs_sgnet']['diff']:+.2f}" in text
     assert "4 of the 6 planned runs. Still to come: sgnet seed 3, vanilla_plus1 seed 1." in text
     assert s["planned_runs"][-1] == "vanilla_plus1:1"
     assert s["trained"] == "fp32 on CPU" and s["runs"]["sgnet"]["1"]["training"]["precision"] == "fp32"
-    assert "(200 resamples). Δ: " in text and "training noise. Trained in fp32 on CPU." in text
+    assert "(200 resamples). Δ: " in text and "summary.md. Trained in fp32 on CPU." in text
     # a finished run trained in fp16 on a GPU does not join the fp32 table, and nothing is rewritten
     with gzip.open(res / "logs/sgnet_seed2.train.log.gz", "wt") as fh:
         fh.write(config_line(fp16=True) + GPU_LINES)
@@ -172,7 +182,8 @@ def test_multi30k_summary_from_runs(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data),
                           "--results", str(res), "--bootstrap", "200"], capture_output=True, text=True)
     assert out.returncode != 0 and (res / "summary.json").read_text() == before
-    assert "runs in different precisions (fp16: sgnet seed 2; fp32: sgnet seed 1, vanilla seed 1, vanilla seed 2)" in out.stderr
+    assert ("runs in different precisions (fp16: sgnet seed 2; fp32: sgnet seed 1, sgnet_random_trees seed 1, "
+            "sgnet_random_trees seed 2, vanilla seed 1, vanilla seed 2)") in out.stderr
 
 
 def test_seed_test_is_welchs_t_test_worked_by_hand():
