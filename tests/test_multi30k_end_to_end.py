@@ -314,6 +314,7 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     for system in ("sgnet", "sgnet_random_trees"):
         p = s["runs"][system]["1"]["scores"]["test"]["paired_bs_p_vs_vanilla"]["BLEU"]
         assert 0 <= p <= 1
+    assert 0 <= s["runs"]["sgnet_random_trees"]["1"]["scores"]["test"]["paired_bs_p_vs_sgnet"]["BLEU"] <= 1
     assert s["signatures"]["BLEU"].startswith("nrefs:1|") and s["trained"] == "fp32 on CPU"
     assert "SG-Net, random trees (control) | 1 |" in (tmp_path / "res/summary.md").read_text()
     # the control's trees: same sentences and lengths as the parses, other heads
