@@ -9,7 +9,8 @@ frequent non-stop word of the context (ties: the latest).
 
 Runs named ``{system}_seed{N}`` are grouped: accuracy mean ± sample std over seeds per system, and for a
 supervised system (``..._corefall`` and the like) the McNemar p against its unsupervised twin (the same name
-without the signal) of the same seed. How far each run trained comes from its training log: the best update by
+without the signal) of the same seed, and over seeds the difference of the mean accuracies with Welch's t-test p
+(seed_statistics.py), which also counts how much seeds differ. How far each run trained comes from its training log: the best update by
 validation accuracy, and whether ``--patience`` validations without improvement (or ``--max-update``) ended it,
 which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended otherwise is reported as a fixed
 budget, not as converged. Each run's precision and device come from the same log (training_log.py); runs of
@@ -28,6 +29,7 @@ import statistics
 from pathlib import Path
 
 from early_stopping import convergence
+from seed_statistics import seed_test
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
 from training_log import one_setup, training_setup
@@ -100,6 +102,10 @@ def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_u
         row.update({"seeds": len(accs), "mean": round(statistics.mean(accs), 2),
                     "std": round(statistics.stdev(accs), 2) if len(accs) > 1 else None,
                     "compared_with": twin(system) if twin(system) in out else None})
+    for system, row in out.items():
+        if row["compared_with"]:
+            row["vs_twin"] = seed_test([v["accuracy"] for v in row["runs"].values()],
+                                       [v["accuracy"] for v in out[row["compared_with"]]["runs"].values()])
     return out
 
 
@@ -108,9 +114,11 @@ def markdown(summary: dict) -> str:
     out = [f"LAMBADA test split (dev passages), accuracy over all instances; mean ± sample std over seeds. "
            f"Converged: stopped after {rule['patience_validations']} validations without a better validation "
            f"accuracy (or at {rule['max_update']:,} updates); the best checkpoint by validation accuracy is scored. "
-           "p: exact McNemar against the same reader without supervision, same seed."
+           "p: exact McNemar against the same reader without supervision, same seed. Δ: the difference of the mean "
+           "accuracies against that reader, with Welch's t-test p over seeds (from 2 seeds a side)."
            + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
-           "| run | seeds | accuracy | p per seed | best update per seed | how far trained |", "|---|---|---|---|---|---|"]
+           "| run | seeds | accuracy | p per seed | Δ (p over seeds) | best update per seed | how far trained |",
+           "|---|---|---|---|---|---|---|"]
     for system in sorted(summary["systems"], key=lambda s: (twin(s) or s, twin(s) is not None, s)):
         row = summary["systems"][system]
         runs = row["runs"]
@@ -126,7 +134,9 @@ def markdown(summary: dict) -> str:
             how = f"stopped by patience or the {rule['max_update']:,}-update cap (last update {last})"
         else:
             how = f"fixed budget, not converged (last update {last})"
-        out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {best} | {how} |")
+        t = row.get("vs_twin")
+        delta = "–" if t is None else f"{t['diff']:+.2f}" + (f" (p = {t['welch_p']:.3f})" if t["welch_p"] is not None else "")
+        out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {how} |")
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "
                     f"{summary['most_frequent_context_word']['accuracy']:.2f}."]

@@ -28,6 +28,7 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
+from seed_statistics import seed_test
 from training_log import one_setup, training_setup
 
 BASELINE = "vanilla"
@@ -116,21 +117,6 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
             "trained": trained, "signatures": signatures, "paired_bootstrap_resamples": n_boot,
             "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
             "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()}}
-
-
-def seed_test(system: list[float], baseline: list[float]) -> dict | None:
-    """The system's mean minus the baseline's over seeds, and Welch's t-test p (None below 2 seeds a side,
-    or when neither side varies)."""
-    if len(system) < 2 or len(baseline) < 2:
-        return None
-    if statistics.variance(system) == statistics.variance(baseline) == 0:
-        p = float("nan")  # scipy would divide rounding error by rounding error
-    else:
-        from scipy.stats import ttest_ind
-
-        p = float(ttest_ind(system, baseline, equal_var=False).pvalue)
-    return {"diff": round(statistics.mean(system) - statistics.mean(baseline), 2),
-            "welch_p": None if p != p else round(p, 4), "n": [len(system), len(baseline)]}
 
 
 def versus(c: dict | None, ref: str = BASELINE) -> str:

@@ -13,7 +13,7 @@ from .conftest import ROOT, run
 sys.path.insert(0, str(ROOT / "scripts"))
 from early_stopping import convergence  # noqa: E402
 from readme_block import replace_block  # noqa: E402
-from summarize_multi30k import seed_test  # noqa: E402
+from seed_statistics import seed_test  # noqa: E402
 from training_log import training_setup  # noqa: E402
 
 REAL_LOG = ROOT / "results/multi30k/logs/vanilla_seed1.train.log.gz"  # a CPU fp32 run, resumed once an epoch

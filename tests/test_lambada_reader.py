@@ -165,6 +165,9 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
     sup = s["systems"]["converged_sa_early_corefall"]
     assert sup["compared_with"] == "converged_sa_early"
     assert set(sup["runs"]["1"]["mcnemar_p_vs"]) == {"converged_sa_early_seed1"}
+    base = s["systems"]["converged_sa_early"]
+    assert sup["vs_twin"]["n"] == [2, 2] and sup["vs_twin"]["diff"] == round(sup["vs_twin"]["diff"], 2)
+    assert abs(sup["vs_twin"]["diff"] - (sup["mean"] - base["mean"])) <= 0.011 and "vs_twin" not in base
     text = readme.read_text()
     assert "old" not in text and text.endswith("<!-- end lambada-summary -->\nafter\n")
     assert "| converged_sa_early_corefall | 2 |" in text and "(vs converged_sa_early)" in text

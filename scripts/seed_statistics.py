@@ -1,0 +1,24 @@
+"""Comparing two systems over training seeds, for the summarizers (summarize_multi30k.py, summarize_lambada.py).
+
+A paired test on one test set (bootstrap, McNemar) sees only which test items were drawn; two seeds of one
+system can differ by as much as two systems do. Welch's t-test over the per-seed scores counts that training
+noise too; it is unpaired because the same seed does not pair two architectures.
+"""
+from __future__ import annotations
+
+import statistics
+
+
+def seed_test(system: list[float], baseline: list[float]) -> dict | None:
+    """The system's mean minus the baseline's over seeds, and Welch's t-test p (None below 2 seeds a side,
+    or when neither side varies)."""
+    if len(system) < 2 or len(baseline) < 2:
+        return None
+    if statistics.variance(system) == statistics.variance(baseline) == 0:
+        p = float("nan")  # scipy would divide rounding error by rounding error
+    else:
+        from scipy.stats import ttest_ind
+
+        p = float(ttest_ind(system, baseline, equal_var=False).pvalue)
+    return {"diff": round(statistics.mean(system) - statistics.mean(baseline), 2),
+            "welch_p": None if p != p else round(p, 4), "n": [len(system), len(baseline)]}
