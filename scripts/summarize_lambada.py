@@ -10,12 +10,13 @@ frequent non-stop word of the context (ties: the latest).
 Runs named ``{system}_seed{N}`` are grouped: accuracy mean ± sample std over seeds per system, and for a
 supervised system (``..._corefall`` and the like) the McNemar p against its unsupervised twin (the same name
 without the signal) of the same seed, and over seeds the difference of the mean accuracies with Welch's t-test p
-(seed_statistics.py), which also counts how much seeds differ. How far each run trained comes from its training log: the best update by
-validation accuracy, and whether ``--patience`` validations without improvement (or ``--max-update``) ended it,
-which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended otherwise is reported as a fixed
-budget, not as converged. Each run's precision and device come from the same log (training_log.py); runs of
-different precisions are refused rather than averaged. Writes ``summary.json`` and ``summary.md``; with
-``--readme`` the table also goes into that file's ``lambada-summary`` block (scripts/readme_block.py).
+(seed_statistics.py), which also counts how much seeds differ. How far each run trained comes from its training
+log: the best update by validation accuracy, and whether ``--patience`` validations without improvement (or
+``--max-update``) ended it, which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended
+otherwise is reported as a fixed budget, not as converged. Each run's precision and device come from the same
+log (training_log.py); runs of different precisions are refused rather than averaged. Writes ``summary.json``
+and ``summary.md``; with ``--readme`` the table also goes into that file's ``lambada-summary`` block
+(scripts/readme_block.py).
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ import statistics
 from pathlib import Path
 
 from early_stopping import convergence
-from seed_statistics import seed_test
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
+from seed_statistics import seed_test
 from training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
@@ -135,7 +136,8 @@ def markdown(summary: dict) -> str:
         else:
             how = f"fixed budget, not converged (last update {last})"
         t = row.get("vs_twin")
-        delta = "–" if t is None else f"{t['diff']:+.2f}" + (f" (p = {t['welch_p']:.3f})" if t["welch_p"] is not None else "")
+        delta = "–" if t is None else (f"{t['diff']:+.2f}"
+                                       + (f" (p = {t['welch_p']:.3f})" if t["welch_p"] is not None else ""))
         out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {how} |")
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "

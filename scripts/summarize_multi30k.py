@@ -11,9 +11,10 @@ set: mean ± sample std over seeds; per seed: the paired bootstrap p against van
 means against vanilla and Welch's t-test p, which also sees the training noise that makes seeds differ (the same
 seed does not pair two architectures, so the test is unpaired). Each control (random trees, vanilla + 1 layer,
 learned α, first_head) is also compared with SG-Net the same two ways: random trees against SG-Net asks whether
-the parse is what matters, vanilla + 1 layer against SG-Net whether the extra layer alone does it. Only finished runs (stopped by patience or the update cap) are scored;
-``--planned`` (the reproduce script's runs) says which are still missing. Each run's precision and device come
-from its log (training_log.py); runs trained in different precisions are refused rather than averaged.
+the parse is what matters, vanilla + 1 layer against SG-Net whether the extra layer alone does it. Only finished
+runs (stopped by patience or the update cap) are scored; ``--planned`` (the reproduce script's runs) says which
+are still missing. Each run's precision and device come from its log (training_log.py); runs trained in
+different precisions are refused rather than averaged.
 """
 from __future__ import annotations
 
@@ -100,17 +101,12 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
             for metric in ("BLEU", "chrF2"):
                 vals = [seeds[s]["scores"][split][metric] for s in sorted(seeds) if split in seeds[s]["scores"]]
                 if vals:
-                    table.setdefault(system, {}).setdefault(name, {})[metric] = {
+                    cell = table.setdefault(system, {}).setdefault(name, {})[metric] = {
                         "mean": round(statistics.mean(vals), 2),
                         "std": round(statistics.stdev(vals), 2) if len(vals) > 1 else None, "n": len(vals)}
-    for system, seeds in runs.items():
-        for split, name, _ in tests:
-            for metric in ("BLEU", "chrF2"):
-                cell = table.get(system, {}).get(name, {}).get(metric)
-                for ref in references(system) if cell is not None else []:
-                    cell[f"vs_{ref}"] = seed_test(
-                        [seeds[s]["scores"][split][metric] for s in seeds if split in seeds[s]["scores"]],
-                        [r["scores"][split][metric] for r in runs.get(ref, {}).values() if split in r["scores"]])
+                    for ref in references(system):
+                        other = [r["scores"][split][metric] for r in runs.get(ref, {}).values() if split in r["scores"]]
+                        cell[f"vs_{ref}"] = seed_test(vals, other)
     return {"test_sets": [{"split": s, "name": n, "sentences": int(k)} for s, n, k in tests],
             "selection": "best checkpoint by validation loss; beam 5; detokenized (Moses) output",
             "early_stopping": {"patience_epochs": patience, "min_delta": min_delta, "max_update": max_update},
