@@ -157,3 +157,10 @@ require_gpu() {
   python -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null \
     || { echo "[$1] --fp16 trains on a GPU, and torch sees none here" >&2; exit 1; }
 }
+
+# threads_per_job JOBS: the CPU threads each of JOBS side-by-side trainings gets, so that the cores are split
+# among them and none is left idle when fewer jobs than cores run (one run alone on 2 cores: 2 threads)
+threads_per_job() {
+  local cores; cores=$(nproc 2> /dev/null || echo 1)
+  echo $(( cores / $1 > 0 ? cores / $1 : 1 ))
+}

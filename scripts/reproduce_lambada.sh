@@ -14,7 +14,7 @@
 # best checkpoint by valid accuracy (chu_sample_valid, checked 10 times) is evaluated with
 # fairseq-syntax-lambada-eval (accuracies in {run}_seed{s}.eval.json, one line per instance in .pred.jsonl.gz),
 # and scripts/summarize_lambada.py tabulates them with exact McNemar tests between runs. --jobs 2 trains
-# two runs side by side with one thread each. A finished run (its .eval.json and .pred.jsonl.gz) is skipped,
+# two runs side by side, the cores split among them. A finished run (its .eval.json and .pred.jsonl.gz) is skipped,
 # so the script resumes; a stopped run continues from checkpoint_last.
 # --converge trains until valid accuracy has not improved for --patience validations (one every
 # --valid-interval updates; capped at --max-update), decided from the whole log by scripts/early_stopping.py,
@@ -64,8 +64,9 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
-export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu
+export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job
+OMP_NUM_THREADS=$(threads_per_job "$JOBS"); export OMP_NUM_THREADS MKL_NUM_THREADS=$OMP_NUM_THREADS
 if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/lambada_fp16; [ "$README_MD" != default ] || README_MD=""; }
   [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada_fp16

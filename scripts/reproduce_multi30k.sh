@@ -18,7 +18,7 @@
 # more than --min-delta (default 0.01) than the one that started the count, or at --max-update (default 8000);
 # the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
 # checkpoint_last.pt; one whose kept log and hypotheses are in results/ and whose checkpoints are not here (a fresh
-# clone) is skipped. --jobs runs that many trainings side by side, one thread each (default 2). --fp16 trains in half
+# clone) is skipped. --jobs runs that many trainings side by side (default 2), the cores split among them. --fp16 trains in half
 # precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README table unless --readme):
 # the summary records each run's precision and device and refuses to average across precisions.
 # Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
@@ -55,7 +55,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job
 RUN_SUFFIX=""
 if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/multi30k_fp16; [ "$README_MD" != default ] || README_MD=""; }
@@ -181,7 +181,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   echo "[reproduce] $sys seed $seed scored on: $TESTS" >&2
 }
 
-export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+OMP_NUM_THREADS=$(threads_per_job "$JOBS"); export OMP_NUM_THREADS MKL_NUM_THREADS=$OMP_NUM_THREADS
 failed=0
 running=0
 for run in $RUNS; do
