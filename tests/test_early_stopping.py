@@ -234,3 +234,11 @@ def test_lambada_fp16_refuses_a_machine_without_a_gpu_and_writes_nothing(tmp_pat
                "--checkpoints", str(tmp_path / "ck")], check=False)
     assert out.returncode == 1 and "[lambada] --fp16 trains on a GPU, and torch sees none here" in out.stderr
     assert list(tmp_path.iterdir()) == [] and not (ROOT / "results/lambada_fp16").exists()
+
+
+def test_side_by_side_runs_split_the_cores_among_them():
+    def threads(jobs, cores):  # nproc reads OMP_NUM_THREADS, so it stands in for a machine of that many cores
+        return run(["bash", "-c", f"source {ROOT}/data-prep/common.sh; threads_per_job {jobs}"],
+                   env={"OMP_NUM_THREADS": str(cores)}).stdout.strip()
+
+    assert [threads(1, 2), threads(2, 2), threads(3, 2), threads(2, 16), threads(3, 16)] == ["2", "1", "1", "8", "5"]
