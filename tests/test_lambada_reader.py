@@ -10,7 +10,7 @@ import torch
 import fairseq_syntax
 from fairseq.data import Dictionary
 from fairseq_syntax.reader.model import BidafSAModel, base_architecture, sa_both, sa_early
-from fairseq_syntax.reader.layers import ExponentialMovingAverage
+from fairseq_syntax.reader.layers import BiGRU, ExponentialMovingAverage
 from fairseq_syntax.reader.annotate import read_instances
 
 from .conftest import ROOT, SHARED_DATA, run
@@ -60,6 +60,29 @@ def test_char_cnn_once_per_word_type_equals_once_per_token():
     per_token = model.chars(model.spelling[tokens].view(-1, model.spelling.size(1))).view(2, 8, -1)
     expected = model.highway(torch.cat([model.word(model.word_map[tokens]), per_token], -1))
     assert torch.allclose(model.embed(tokens), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_bigru_equals_a_packed_bidirectional_gru(layers):
+    """Same outputs and gradients as nn.GRU over a packed batch, zeros at padding, which never leaks in."""
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+    torch.manual_seed(0)
+    gru = BiGRU(6, 5, layers=layers, dropout=0.3).eval()  # eval: no dropout between the layers
+    lengths = torch.tensor([7, 1, 4, 7])
+    x = torch.randn(4, 7, 6)
+    x[2, 4:] = 1e3  # padding that would show if it leaked into a state
+    ours_in, ref_in = x.clone().requires_grad_(), x.clone().requires_grad_()
+    ours = gru(ours_in, lengths)
+    packed = pack_padded_sequence(ref_in, lengths, batch_first=True, enforce_sorted=False)
+    ref, _ = pad_packed_sequence(gru.rnn(packed)[0], batch_first=True, total_length=7)
+    assert torch.allclose(ours, ref, atol=1e-6) and ours[1, 1:].abs().max() == 0 and ours[2, 4:].abs().max() == 0
+    weights = torch.randn_like(ref)
+    ours_grads = torch.autograd.grad((ours * weights).sum(), [ours_in, *gru.parameters()])
+    ref_grads = torch.autograd.grad((ref * weights).sum(), [ref_in, *gru.parameters()])
+    for a, b in zip(ours_grads, ref_grads):
+        assert torch.allclose(a, b, atol=1e-5)
+    assert ours_grads[0][2, 4:].abs().max() == 0
 
 
 def test_moving_average_is_used_inside_the_block_only():

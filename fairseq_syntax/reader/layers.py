@@ -1,6 +1,6 @@
 """BiDAF layers and a multi-head self-attention encoder whose per-head weights can be supervised.
 
-fairseq-free; the registered model (models/bidaf_sa.py) wires them together.
+fairseq-free; the registered model (model.py) wires them together.
 """
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from contextlib import contextmanager
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-
 
 
 def mask_scores(scores: torch.Tensor, disallowed: torch.Tensor) -> torch.Tensor:
@@ -58,18 +56,41 @@ class Highway(nn.Module):
 
 
 class BiGRU(nn.Module):
-    """A bidirectional GRU over right-padded sequences (packed, so padding never leaks into states)."""
+    """A bidirectional GRU over right-padded sequences; padding never leaks into the states of real tokens.
+
+    Instead of packing, each direction runs over the padded batch: the forward one is causal, so the padding
+    after a sequence cannot reach it, and the backward one runs forward over each sequence reversed within its
+    own length, so its padding comes last too. Same parameters and outputs as ``nn.GRU`` over a packed batch
+    (zeros at padded positions), but on the CPU it trains twice as fast: the backward of a packed GRU adds
+    every step's gradient into a buffer the size of the whole batch, which is quadratic in the length."""
 
     def __init__(self, inp: int, hidden: int, layers: int = 1, dropout: float = 0.0):
         super().__init__()
         self.rnn = nn.GRU(inp, hidden, layers, batch_first=True, bidirectional=True,
                           dropout=dropout if layers > 1 else 0.0)
 
-    def forward(self, x, lengths):
-        packed = pack_padded_sequence(x, lengths.cpu().clamp_min(1), batch_first=True, enforce_sorted=False)
-        out, _ = self.rnn(packed)
-        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
+    def _direction(self, x, layer: int, suffix: str):
+        names = [f"{w}_l{layer}{suffix}" for w in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        h0 = x.new_zeros(1, x.size(0), self.rnn.hidden_size)
+        # torch._VF.gru is what nn.GRU itself calls; torch has no public functional GRU
+        out, _ = torch._VF.gru(x, h0, [getattr(self.rnn, n) for n in names], True, 1, 0.0, self.training,
+                               False, True)
         return out
+
+    def forward(self, x, lengths):
+        t = x.size(1)
+        lengths = lengths.to(x.device).clamp(1, t)
+        steps = torch.arange(t, device=x.device).unsqueeze(0)
+        valid = steps < lengths.unsqueeze(1)  # (B, T)
+        # position t of a sequence of length n reversed within its length is n - 1 - t; padding stays put
+        rev = torch.where(valid, lengths.unsqueeze(1) - 1 - steps, steps).unsqueeze(-1)
+        for layer in range(self.rnn.num_layers):
+            if layer > 0:
+                x = F.dropout(x, self.rnn.dropout, self.training)
+            fwd = self._direction(x, layer, "")
+            bwd = self._direction(x.gather(1, rev.expand(-1, -1, x.size(2))), layer, "_reverse")
+            x = torch.cat([fwd, bwd.gather(1, rev.expand(-1, -1, bwd.size(2)))], -1)
+        return x.masked_fill(~valid.unsqueeze(-1), 0.0)
 
 
 def sinusoidal(n: int, dim: int, device=None) -> torch.Tensor:
