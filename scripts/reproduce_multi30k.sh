@@ -18,9 +18,9 @@
 # more than --min-delta (default 0.01) than the one that started the count, or at --max-update (default 8000);
 # the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
 # checkpoint_last.pt; one whose kept log and hypotheses are in results/ and whose checkpoints are not here (a fresh
-# clone) is skipped. --jobs runs that many trainings side by side (default 2), the cores split among them. --fp16 trains in half
-# precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README table unless --readme):
-# the summary records each run's precision and device and refuses to average across precisions.
+# clone) is skipped. --jobs runs that many trainings side by side (default 2), the cores split among them.
+# --fp16 trains in half precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README
+# table unless --readme): the summary records each run's precision and device, and refuses to average across them.
 # Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
 # writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired bootstrap per seed) and the
 # table into README.md's multi30k-summary block (--readme FILE for another file; with --out, only if --readme is given).
