@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
     --coref-env) COREF_ENV=$2; shift 2 ;;
     --max-eval) MAX_EVAL=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done

@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
     --train-prefixes) TRAIN_PREFIXES=$2; shift 2 ;;
     --dev-prefix) DEV_PREFIX=$2; shift 2 ;;
     --max-lines) MAX_LINES=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done

@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
     --updates) UPDATES=$2; shift 2 ;;
     --speed-updates) SPEED_UPDATES=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done

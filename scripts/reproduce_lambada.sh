@@ -60,7 +60,7 @@ while [ $# -gt 0 ]; do
     --max-update) MAX_UPDATE=$2; shift 2 ;;
     --fp16) EXTRA+=(--fp16); shift ;;
     --tag) TAG=$2_; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done

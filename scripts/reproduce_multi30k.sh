@@ -21,9 +21,10 @@
 # clone) is skipped. --jobs runs that many trainings side by side (default 2), the cores split among them.
 # --fp16 trains in half precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README
 # table unless --readme): the summary records each run's precision and device, and refuses to average across them.
-# Hypotheses and compressed logs go to results/multi30k/ (or --out); then scripts/summarize_multi30k.py
-# writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired bootstrap per seed) and the
-# table into README.md's multi30k-summary block (--readme FILE for another file; with --out, only if --readme is given).
+# Hypotheses, compressed logs and the α of learned-α runs go to results/multi30k/ (or --out); then
+# scripts/summarize_multi30k.py writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired
+# bootstrap per seed) and the table into README.md's multi30k-summary block (--readme FILE for another file; with
+# --out, only if --readme is given).
 # --summary-only writes the summary of the runs finished so far and trains nothing; --status says where each run is.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
     --summary-only) SUMMARY=only; shift ;;
     --status) SUMMARY=status; shift ;;
     --fp16) FP16=(--fp16); shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -178,6 +179,10 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
       || { echo "[reproduce] $sys seed $seed $split: hypotheses missing" >&2; return 1; }
     atomic "$hyp" bash -c "grep '^D-' '$ck/generate.$split.txt' | sed 's/^D-//' | sort -n -k1,1 | cut -f3 | gzip -9 -n"
   done
+  if [[ " $flags " == *" --sgnet-learn-alpha "* ]]; then  # the α it learned (checkpoints are not committed)
+    mkdir -p "$RES/learned_alpha"
+    atomic "$RES/learned_alpha/${sys}_seed$seed.json" python "$ROOT/scripts/learned_alpha.py" "$ck/checkpoint_best.pt"
+  fi
   echo "[reproduce] $sys seed $seed scored on: $TESTS" >&2
 }
 

@@ -14,7 +14,8 @@ learned α, first_head) is also compared with SG-Net the same two ways: random t
 the parse is what matters, vanilla + 1 layer against SG-Net whether the extra layer alone does it. Only finished
 runs (stopped by patience or the update cap) are scored; ``--planned`` (the reproduce script's runs) says which
 are still missing. Each run's precision and device come from its log (training_log.py); runs trained in
-different precisions are refused rather than averaged.
+different precisions are refused rather than averaged. The α a learned-α run settled on comes from
+``learned_alpha/`` (written by the reproduce script with scripts/learned_alpha.py).
 """
 from __future__ import annotations
 
@@ -67,6 +68,14 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
         system, seed = m.group(1), int(m.group(2))
         conv = convergence(str(log), "loss", patience, max_update, min_delta=min_delta)
         runs.setdefault(system, {})[seed] = {"convergence": conv, "training": training_setup(str(log)), "scores": {}}
+    for system, seeds in runs.items():  # the α a learned-α run settled on (scripts/learned_alpha.py)
+        for seed, run in seeds.items():
+            path = results / "learned_alpha" / f"{system}_seed{seed}.json"
+            if run["convergence"]["stopped"] and path.exists():
+                try:
+                    run["learned_alpha"] = json.loads(path.read_text(encoding="utf-8"))
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}: not JSON ({e})") from None
     trained = one_setup({f"{s} seed {k}": r["training"] for s, seeds in runs.items() for k, r in seeds.items()
                          if r["convergence"]["stopped"]}, str(results / "logs"))
     refs = {split: read_lines(data / "raw" / f"{split}.de") for split, _, _ in tests}
@@ -175,11 +184,23 @@ def markdown(summary: dict) -> str:
                     f"p = {p:.3f}" if r == BASELINE else f"vs {r} p = {p:.3f}" for r, p in ps) + ")" if ps else ""))
             out.append(f"| {s} | {seed} | {c.get('best_update', '–')} | {c['stopped'] or 'running'} | "
                        + " | ".join(cells) + " |")
-    out += progress(summary)
+    out += alpha_lines(summary) + progress(summary)
     out += ["", f"Trained in {summary['trained']}." if summary.get("trained") else "Training setup: not in the logs.",
             "", f"BLEU signature: `{summary['signatures']['BLEU']}`",
             f"chrF signature: `{summary['signatures']['chrF2']}`", ""]
     return "\n".join(out)
+
+
+def alpha_lines(summary: dict) -> list[str]:
+    """A line giving the α each learned-α run settled on at its scored checkpoint, if any did."""
+    found = [(s, k, r["learned_alpha"]) for s in ordered_systems(summary)
+             for k, r in summary["runs"][s].items() if "learned_alpha" in r]
+    if not found:
+        return []
+    seeds = "; ".join(f"{LABELS.get(s, s)} seed {k}: " + ", ".join(f"{v:.3f}" for v in a["alpha"].values())
+                      + (f" (update {a['num_updates']:,})" if a.get("num_updates") else "") for s, k, a in found)
+    return ["", "Learned α, the SDOI layer's share of the dual aggregation α·SDOI + (1 − α)·vanilla (initialised at "
+            f"0.5), at the scored checkpoint: {seeds}."]
 
 
 def planned_runs(spec: str) -> list[tuple[str, int]]:
@@ -240,7 +261,7 @@ def readme_table(summary: dict) -> str:
         out.append(f"| {LABELS.get(s, s)} | {seeds} | " + " | ".join(cells) + " |")
     if not systems:
         out.append("| no run has finished yet | | " + " | ".join("" for _ in range(4 * len(names))) + " |")
-    out += progress(summary)
+    out += alpha_lines(summary) + progress(summary)
     out += ["", f"sacreBLEU signature: `{summary['signatures']['BLEU']}`"]
     return "\n".join(out)
 

@@ -2,6 +2,7 @@
 README block the summaries write, and how the reproduce scripts keep fp16 runs apart from fp32 ones."""
 import gzip
 import json
+import math
 import subprocess
 import sys
 
@@ -125,7 +126,7 @@ def test_multi30k_summary_from_runs(tmp_path):
     (data / "raw/test.de").write_text("\n".join(refs) + "\n")
     (data / "bin/testsets.tsv").write_text("test\ttest_2016_flickr\t40\n")
     for system, seed, drop in (("vanilla", 1, 4), ("vanilla", 2, 5), ("sgnet", 1, 1), ("sgnet", 2, 2), ("sgnet", 3, 0),
-                               ("sgnet_random_trees", 1, 3), ("sgnet_random_trees", 2, 3)):
+                               ("sgnet_random_trees", 1, 3), ("sgnet_random_trees", 2, 3), ("sgnet_learn_alpha", 1, 2)):
         with gzip.open(res / "logs" / f"{system}_seed{seed}.train.log.gz", "wt") as fh:
             losses = [5, 4, 3, 3.1, 3.2, 3.3, 3.4, 3.5] if seed < 3 else [5, 4]  # seed 3 still running
             fh.write(config_line())
@@ -133,6 +134,10 @@ def test_multi30k_summary_from_runs(tmp_path):
         hyp = [r.replace("Hut", "Mütze") if i % 10 < drop else r for i, r in enumerate(refs)]
         with gzip.open(res / "hyp" / f"{system}_seed{seed}.test.de.gz", "wt") as fh:
             fh.write("\n".join(hyp) + "\n")
+    (res / "learned_alpha").mkdir()
+    (res / "learned_alpha/sgnet_learn_alpha_seed1.json").write_text(
+        json.dumps({"alpha": {"encoder.syntax_guided": 0.6125}, "num_updates": 800}))
+    (res / "learned_alpha/sgnet_seed3.json").write_text("{}")  # a run still training: not read
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- begin multi30k-summary (written by scripts/summarize_multi30k.py) -->\nstale\n"
                       "<!-- end multi30k-summary -->\nrest\n")
@@ -174,6 +179,10 @@ def test_multi30k_summary_from_runs(tmp_path):
     assert s["planned_runs"][-1] == "vanilla_plus1:1"
     assert s["trained"] == "fp32 on CPU" and s["runs"]["sgnet"]["1"]["training"]["precision"] == "fp32"
     assert "(200 resamples). Δ: " in text and "summary.md. Trained in fp32 on CPU." in text
+    assert s["runs"]["sgnet_learn_alpha"]["1"]["learned_alpha"]["alpha"] == {"encoder.syntax_guided": 0.6125}
+    assert "learned_alpha" not in s["runs"]["sgnet"]["3"]
+    for out in (text, (res / "summary.md").read_text()):
+        assert "(initialised at 0.5), at the scored checkpoint: SG-Net, learned α seed 1: 0.613 (update 800)." in out
     # a finished run trained in fp16 on a GPU does not join the fp32 table, and nothing is rewritten
     with gzip.open(res / "logs/sgnet_seed2.train.log.gz", "wt") as fh:
         fh.write(config_line(fp16=True) + GPU_LINES)
@@ -182,8 +191,23 @@ def test_multi30k_summary_from_runs(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data),
                           "--results", str(res), "--bootstrap", "200"], capture_output=True, text=True)
     assert out.returncode != 0 and (res / "summary.json").read_text() == before
-    assert ("runs in different precisions (fp16: sgnet seed 2; fp32: sgnet seed 1, sgnet_random_trees seed 1, "
-            "sgnet_random_trees seed 2, vanilla seed 1, vanilla seed 2)") in out.stderr
+    assert ("runs in different precisions (fp16: sgnet seed 2; fp32: sgnet seed 1, sgnet_learn_alpha seed 1, "
+            "sgnet_random_trees seed 1, sgnet_random_trees seed 2, vanilla seed 1, vanilla seed 2)") in out.stderr
+
+
+def test_learned_alpha_read_from_a_checkpoint(tmp_path):
+    """scripts/learned_alpha.py: sigmoid of each alpha_logit, the update it was saved at; a clear error without one."""
+    ck = tmp_path / "checkpoint_best.pt"
+    torch.save({"model": {"encoder.syntax_guided.alpha_logit": torch.tensor(math.log(0.7 / 0.3)),
+                          "encoder.layers.0.fc1.weight": torch.zeros(2, 2)},
+                "optimizer_history": [{"num_updates": 4480}]}, ck)
+    out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
+                         text=True, check=True)
+    assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "num_updates": 4480}
+    torch.save({"model": {"encoder.layers.0.fc1.weight": torch.zeros(2, 2)}}, ck)  # a fixed-α SG-Net
+    out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
+                         text=True)
+    assert out.returncode == 1 and f"{ck}: no learned α" in out.stderr and not out.stdout
 
 
 def test_seed_test_is_welchs_t_test_worked_by_hand():

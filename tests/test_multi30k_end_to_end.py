@@ -288,9 +288,10 @@ def test_every_available_test_set_is_prepared_against_the_training_dictionary(mu
 
 
 def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, tmp_path):
-    """scripts/reproduce_multi30k.sh on the small prepared set: vanilla, SG-Net and the random-tree control train
-    until the stopping rule or the cap says so, are scored on every test set and summarized in one table; a second
-    call finds every run finished and trains nothing; --summary-only fills a README's table block."""
+    """scripts/reproduce_multi30k.sh on the small prepared set: vanilla, SG-Net, the random-tree control and learned
+    α train until the stopping rule or the cap says so, are scored on every test set and summarized in one table (with
+    the α learned); a second call finds every run finished and trains nothing; --summary-only fills a README's table
+    block."""
     from fairseq.data import indexed_dataset
 
     own_readme = (ROOT / "README.md").read_text()
@@ -298,13 +299,18 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     data = tmp_path / "m30k"
     shutil.copytree(prepared, data)  # the script adds the random-tree side files to bin/
     env = {"MULTI30K_DATA": str(data), "MULTI30K_CHECKPOINTS": str(tmp_path / "ck"), "MULTI30K_DIR": str(multi30k_dir)}
-    cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs", "vanilla:1 sgnet:1 sgnet_random_trees:1",
+    cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs",
+           "vanilla:1 sgnet:1 sgnet_random_trees:1 sgnet_learn_alpha:1",
            "--jobs", "1", "--patience", "1", "--max-update", "6", "--out", str(tmp_path / "res")]
     first = run(cmd, env=env, timeout=1800)
-    assert first.stderr.count("[reproduce] training") == 3, first.stderr[-3000:]
+    assert first.stderr.count("[reproduce] training") == 4, first.stderr[-3000:]
     s = json.loads((tmp_path / "res/summary.json").read_text())
     assert s["early_stopping"] == {"patience_epochs": 1, "min_delta": 0.01, "max_update": 6}
-    assert set(s["runs"]) == {"vanilla", "sgnet", "sgnet_random_trees"}
+    assert set(s["runs"]) == {"vanilla", "sgnet", "sgnet_random_trees", "sgnet_learn_alpha"}
+    alpha = s["runs"]["sgnet_learn_alpha"]["1"]["learned_alpha"]  # read from its best checkpoint
+    assert set(alpha["alpha"]) == {"encoder.syntax_guided"} and 0 < alpha["alpha"]["encoder.syntax_guided"] < 1
+    assert 0 < alpha["num_updates"] <= 6 and "SG-Net, learned α seed 1: 0." in (tmp_path / "res/summary.md").read_text()
+    assert not (tmp_path / "res/learned_alpha/sgnet_seed1.json").exists()
     for system, seeds in s["runs"].items():
         run_ = seeds["1"]
         assert run_["convergence"]["stopped"] in ("patience", "max_update")
@@ -328,15 +334,15 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     readme = tmp_path / "README.md"
     readme.write_text("<!-- begin multi30k-summary -->\n<!-- end multi30k-summary -->\n")
     status = run(cmd + ["--status"], env=env).stdout.splitlines()
-    assert len(status) == 3 and all(": epoch " in line and "finished (" in line for line in status), status
+    assert len(status) == 4 and all(": epoch " in line and "finished (" in line for line in status), status
     third = run(cmd + ["--summary-only", "--readme", str(readme)], env=env)
     assert "[reproduce]" not in third.stderr and "ready:" not in third.stderr  # no data prep, no training
     text = readme.read_text()
-    assert "| SG-Net, random trees (control) | 1 |" in text and "3 of the 3 planned runs." in text and "Trained in fp32 on CPU." in text
+    assert "| SG-Net, random trees (control) | 1 |" in text and "4 of the 4 planned runs." in text and "Trained in fp32 on CPU." in text
     # a fresh clone has the committed results but no checkpoints: the finished runs are skipped, not trained again
     fresh = {**env, "MULTI30K_CHECKPOINTS": str(tmp_path / "ck_fresh")}
     fourth = run(cmd, env=fresh, timeout=900)
-    assert "[reproduce] training" not in fourth.stderr and fourth.stderr.count("skipped") == 3, fourth.stderr[-3000:]
+    assert "[reproduce] training" not in fourth.stderr and fourth.stderr.count("skipped") == 4, fourth.stderr[-3000:]
     (tmp_path / "res/hyp/sgnet_seed1.test.de.gz").unlink()  # a run missing a test set's hypotheses is not finished
     status = run(cmd + ["--status"], env=fresh).stdout.splitlines()
-    assert [line.split(":", 1)[1].strip().split(";")[0] for line in status] == ["finished", "not started", "finished"]
+    assert [line.split(":", 1)[1].strip().split(";")[0] for line in status] == ["finished", "not started", "finished", "finished"]

@@ -1,0 +1,47 @@
+"""The α a learned-α SG-Net settled on, read from a checkpoint, as JSON.
+
+SG-Net's dual aggregation mixes the SDOI layer's output with the vanilla encoder's, α·SDOI + (1 − α)·vanilla;
+with --sgnet-learn-alpha α is trained (as sigmoid of a logit), and where it ends says how much the converged model
+leans on the syntax-guided branch. Checkpoints are not committed, so scripts/reproduce_multi30k.sh records it here
+for the checkpoint it scores, and scripts/summarize_multi30k.py reports it.
+
+    python scripts/learned_alpha.py work/checkpoints/multi30k_sgnet_learn_alpha_seed1/checkpoint_best.pt
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+
+def learned_alpha(path: str) -> dict:
+    """``{"alpha": {module: α}, "num_updates": N}`` of a checkpoint; ValueError if it learns no α."""
+    from fairseq_syntax.cli.average import load  # weights-only, with the plugin's allow-list
+
+    state = load(path)
+    model = state.get("model")
+    if not isinstance(model, dict):
+        raise ValueError(f"{path}: no 'model' state dict")
+    alpha = {k[: -len(".alpha_logit")]: round(1 / (1 + math.exp(-float(v))), 4)
+             for k, v in model.items() if k.endswith(".alpha_logit")}
+    if not alpha:
+        raise ValueError(f"{path}: no learned α (alpha_logit) in the model: not trained with --sgnet-learn-alpha")
+    history = state.get("optimizer_history") or [{}]
+    return {"alpha": alpha, "num_updates": history[-1].get("num_updates")}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint")
+    args = p.parse_args(argv)
+    try:
+        out = learned_alpha(args.checkpoint)
+    except ValueError as e:
+        p.exit(1, f"learned_alpha.py: error: {e}\n")
+    print(json.dumps(out, indent=1, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
