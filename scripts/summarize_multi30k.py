@@ -67,15 +67,14 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
         m = re.match(r"(.+)_seed(\d+)\.train\.log\.gz$", log.name)
         system, seed = m.group(1), int(m.group(2))
         conv = convergence(str(log), "loss", patience, max_update, min_delta=min_delta)
-        runs.setdefault(system, {})[seed] = {"convergence": conv, "training": training_setup(str(log)), "scores": {}}
-    for system, seeds in runs.items():  # the α a learned-α run settled on (scripts/learned_alpha.py)
-        for seed, run in seeds.items():
-            path = results / "learned_alpha" / f"{system}_seed{seed}.json"
-            if run["convergence"]["stopped"] and path.exists():
-                try:
-                    run["learned_alpha"] = json.loads(path.read_text(encoding="utf-8"))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}: not JSON ({e})") from None
+        run = runs.setdefault(system, {})[seed] = {"convergence": conv, "training": training_setup(str(log)),
+                                                   "scores": {}}
+        alpha = results / "learned_alpha" / f"{system}_seed{seed}.json"  # written by scripts/learned_alpha.py
+        if conv["stopped"] and alpha.exists():
+            try:
+                run["learned_alpha"] = json.loads(alpha.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{alpha}: not JSON ({e})") from None
     trained = one_setup({f"{s} seed {k}": r["training"] for s, seeds in runs.items() for k, r in seeds.items()
                          if r["convergence"]["stopped"]}, str(results / "logs"))
     refs = {split: read_lines(data / "raw" / f"{split}.de") for split, _, _ in tests}
