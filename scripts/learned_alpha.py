@@ -16,7 +16,10 @@ import sys
 
 
 def learned_alpha(path: str) -> dict:
-    """``{"alpha": {module: α}, "num_updates": N}`` of a checkpoint; ValueError if it learns no α."""
+    """``{"alpha": {module: α}, "initial": α₀, "num_updates": N}`` of a checkpoint; ValueError if it learns no α.
+
+    α₀ is the run's --sgnet-alpha, where training started α, read from the checkpoint's config (None if absent).
+    """
     from fairseq_syntax.cli.average import load  # weights-only, with the plugin's allow-list
 
     state = load(path)
@@ -28,7 +31,19 @@ def learned_alpha(path: str) -> dict:
     if not alpha:
         raise ValueError(f"{path}: no learned α (alpha_logit) in the model: not trained with --sgnet-learn-alpha")
     history = state.get("optimizer_history") or [{}]
-    return {"alpha": alpha, "num_updates": history[-1].get("num_updates")}
+    return {"alpha": alpha, "initial": _model_option(state, "sgnet_alpha"),
+            "num_updates": history[-1].get("num_updates")}
+
+
+def _model_option(state: dict, name: str):
+    """A model option from the checkpoint's config: an argparse Namespace (legacy archs) or a dict-like config."""
+    model_cfg = (state.get("cfg") or {}).get("model")
+    if model_cfg is None and state.get("args") is not None:  # checkpoints from before fairseq's dataclass configs
+        model_cfg = state["args"]
+    if model_cfg is None:
+        return None
+    value = model_cfg.get(name) if hasattr(model_cfg, "get") else getattr(model_cfg, name, None)
+    return None if value is None else float(value)
 
 
 def main(argv=None) -> int:

@@ -197,9 +197,10 @@ def alpha_lines(summary: dict) -> list[str]:
     if not found:
         return []
     seeds = "; ".join(f"{LABELS.get(s, s)} seed {k}: " + ", ".join(f"{v:.3f}" for v in a["alpha"].values())
+                      + (f" from {a['initial']:g}" if a.get("initial") is not None else "")
                       + (f" (update {a['num_updates']:,})" if a.get("num_updates") else "") for s, k, a in found)
-    return ["", "Learned α, the SDOI layer's share of the dual aggregation α·SDOI + (1 − α)·vanilla (initialised at "
-            f"0.5), at the scored checkpoint: {seeds}."]
+    return ["", "Learned α, the SDOI layer's share of the dual aggregation α·SDOI + (1 − α)·vanilla, at the scored "
+            f"checkpoint: {seeds}."]
 
 
 def planned_runs(spec: str) -> list[tuple[str, int]]:

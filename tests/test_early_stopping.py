@@ -1,5 +1,6 @@
 """Early stopping from the whole log (scripts/early_stopping.py), the Multi30k summary built on it, the
 README block the summaries write, and how the reproduce scripts keep fp16 runs apart from fp32 ones."""
+import argparse
 import gzip
 import json
 import math
@@ -136,7 +137,7 @@ def test_multi30k_summary_from_runs(tmp_path):
             fh.write("\n".join(hyp) + "\n")
     (res / "learned_alpha").mkdir()
     (res / "learned_alpha/sgnet_learn_alpha_seed1.json").write_text(
-        json.dumps({"alpha": {"encoder.syntax_guided": 0.6125}, "num_updates": 800}))
+        json.dumps({"alpha": {"encoder.syntax_guided": 0.6125}, "initial": 0.5, "num_updates": 800}))
     (res / "learned_alpha/sgnet_seed3.json").write_text("{}")  # a run still training: not read
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- begin multi30k-summary (written by scripts/summarize_multi30k.py) -->\nstale\n"
@@ -182,7 +183,7 @@ def test_multi30k_summary_from_runs(tmp_path):
     assert s["runs"]["sgnet_learn_alpha"]["1"]["learned_alpha"]["alpha"] == {"encoder.syntax_guided": 0.6125}
     assert "learned_alpha" not in s["runs"]["sgnet"]["3"]
     for out in (text, (res / "summary.md").read_text()):
-        assert "(initialised at 0.5), at the scored checkpoint: SG-Net, learned α seed 1: 0.613 (update 800)." in out
+        assert "at the scored checkpoint: SG-Net, learned α seed 1: 0.613 from 0.5 (update 800)." in out
     # a finished run trained in fp16 on a GPU does not join the fp32 table, and nothing is rewritten
     with gzip.open(res / "logs/sgnet_seed2.train.log.gz", "wt") as fh:
         fh.write(config_line(fp16=True) + GPU_LINES)
@@ -196,14 +197,21 @@ def test_multi30k_summary_from_runs(tmp_path):
 
 
 def test_learned_alpha_read_from_a_checkpoint(tmp_path):
-    """scripts/learned_alpha.py: sigmoid of each alpha_logit, the update it was saved at; a clear error without one."""
+    """scripts/learned_alpha.py: sigmoid of each alpha_logit, the α it started from (the checkpoint's config), the
+    update it was saved at; a clear error without one."""
     ck = tmp_path / "checkpoint_best.pt"
-    torch.save({"model": {"encoder.syntax_guided.alpha_logit": torch.tensor(math.log(0.7 / 0.3)),
-                          "encoder.layers.0.fc1.weight": torch.zeros(2, 2)},
+    weights = {"encoder.syntax_guided.alpha_logit": torch.tensor(math.log(0.7 / 0.3)),
+               "encoder.layers.0.fc1.weight": torch.zeros(2, 2)}
+    # fairseq keeps a legacy arch's options as an argparse Namespace in cfg["model"]
+    torch.save({"model": weights, "cfg": {"model": argparse.Namespace(sgnet_alpha=0.25, dropout=0.3)},
                 "optimizer_history": [{"num_updates": 4480}]}, ck)
     out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
                          text=True, check=True)
-    assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "num_updates": 4480}
+    assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "initial": 0.25, "num_updates": 4480}
+    torch.save({"model": weights, "cfg": {"model": {"sgnet_alpha": 0.5}}}, ck)  # a dict config; no history
+    out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
+                         text=True, check=True)
+    assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "initial": 0.5, "num_updates": None}
     torch.save({"model": {"encoder.layers.0.fc1.weight": torch.zeros(2, 2)}}, ck)  # a fixed-α SG-Net
     out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
                          text=True)

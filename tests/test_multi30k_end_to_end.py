@@ -309,7 +309,8 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     assert set(s["runs"]) == {"vanilla", "sgnet", "sgnet_random_trees", "sgnet_learn_alpha"}
     alpha = s["runs"]["sgnet_learn_alpha"]["1"]["learned_alpha"]  # read from its best checkpoint
     assert set(alpha["alpha"]) == {"encoder.syntax_guided"} and 0 < alpha["alpha"]["encoder.syntax_guided"] < 1
-    assert 0 < alpha["num_updates"] <= 6 and "SG-Net, learned α seed 1: 0." in (tmp_path / "res/summary.md").read_text()
+    assert 0 < alpha["num_updates"] <= 6 and alpha["initial"] == 0.5
+    assert "SG-Net, learned α seed 1: 0." in (tmp_path / "res/summary.md").read_text()
     assert not (tmp_path / "res/learned_alpha/sgnet_seed1.json").exists()
     for system, seeds in s["runs"].items():
         run_ = seeds["1"]
