@@ -7,6 +7,7 @@
 #                                     [--jobs 2] [--out results/lambada] [--stopwords FILE]
 #                                     [--converge [--valid-interval 500] [--patience 5] [--max-update 30000]]
 #                                     [--fp16] [--tag NAME] [--readme FILE] [--checkpoints work/checkpoints/lambada]
+#                                     [--status]
 #
 # Runs: sa_early (no supervision), sa_early_corefall (CorefAll on head 0 of layer 3, λ = 0.3), and, if
 # asked for, bidaf (the baseline), sa_early_narrative. Adam lr 1e-3 with the Transformer schedule
@@ -22,6 +23,8 @@
 # The summary's table also goes into README.md's lambada-summary block (--readme FILE for another file; with
 # --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
 # results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
+# --status says where each run of the same options stands (finished, its dev accuracy; or its validations so far)
+# and trains nothing.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$ROOT/work/lambada/bin
@@ -41,6 +44,7 @@ PATIENCE=5
 MAX_UPDATE=30000
 EXTRA=()
 TAG=""
+STATUS=0
 while [ $# -gt 0 ]; do
   case $1 in
     --data) DATA=$2; shift 2 ;;
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
     --max-update) MAX_UPDATE=$2; shift 2 ;;
     --fp16) EXTRA+=(--fp16); shift ;;
     --tag) TAG=$2_; shift 2 ;;
+    --status) STATUS=1; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
@@ -70,12 +75,30 @@ OMP_NUM_THREADS=$(threads_per_job "$JOBS"); export OMP_NUM_THREADS MKL_NUM_THREA
 if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/lambada_fp16; [ "$README_MD" != default ] || README_MD=""; }
   [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada_fp16
-  require_gpu lambada
+  [ "$STATUS" = 1 ] || require_gpu lambada
 fi
 [ "$RES" != default ] || RES=$ROOT/results/lambada
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
 [ "$README_MD" != default ] || README_MD=$ROOT/README.md
 cd "$ROOT"
+if [ "$STATUS" = 1 ]; then  # where each run stands, from its results or its log; trains nothing
+  for seed in $SEEDS; do for run in $RUNS; do
+    name=$TAG${run}_seed$seed log=$CKPTS/$TAG${run}_seed$seed.train.log
+    if [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ]; then
+      acc=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["all"]["accuracy"])' "$RES/$name.eval.json")
+      state="finished; LAMBADA dev accuracy $acc ($RES/$name.eval.json)"
+    elif [ -f "$log" ] && [ "$CONVERGE" = 1 ]; then
+      state=$(python scripts/early_stopping.py "$log" --metric accuracy --maximize --patience "$PATIENCE" \
+        --max-update "$MAX_UPDATE" --interval "$INTERVAL" --describe)
+    elif [ -f "$log" ]; then
+      state=$(python scripts/early_stopping.py "$log" --metric accuracy --maximize --patience "$UPDATES" \
+        --max-update "$UPDATES" --interval $((UPDATES / 10)) --describe | sed 's/; running,.*/; training/')
+      state="$state, to $UPDATES updates"
+    else state="not started"; fi
+    echo "$TAG$run seed $seed: $state"
+  done; done
+  exit 0
+fi
 [ -f "$DATA/dict.txt" ] || { echo "no prepared data in $DATA: run data-prep/lambada.sh first" >&2; exit 1; }
 mkdir -p "$RES"
 U=$(fairseq-syntax-user-dir)

@@ -274,3 +274,28 @@ def test_side_by_side_runs_split_the_cores_among_them():
                    env={"OMP_NUM_THREADS": str(cores)}).stdout.strip()
 
     assert [threads(1, 2), threads(2, 2), threads(3, 2), threads(2, 16), threads(3, 16)] == ["2", "1", "1", "8", "5"]
+
+
+def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
+    """reproduce_lambada.sh --status: a finished run by its dev accuracy, a running one by the stopping rule read
+    from its log (validations every --valid-interval updates), one without a log as not started."""
+    ck, res = tmp_path / "ck", tmp_path / "res"
+    ck.mkdir()
+    res.mkdir()
+    (ck / "converged_sa_early_seed1.train.log").write_text(
+        "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in ((500, 13.53), (1000, 17.25), (1500, 16.69))))
+    (res / "converged_sa_early_corefall_seed1.eval.json").write_text(json.dumps({"all": {"n": 9, "accuracy": 31.5}}))
+    (res / "converged_sa_early_corefall_seed1.pred.jsonl.gz").write_bytes(gzip.compress(b"{}\n"))
+    cmd = ["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--status", "--converge", "--tag", "converged",
+           "--seeds", "1 2", "--patience", "3", "--checkpoints", str(ck), "--out", str(res),
+           "--data", str(tmp_path / "no-data")]
+    assert run(cmd).stdout.splitlines() == [
+        "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; running, "
+        "1 of 3 validations without improvement",
+        f"converged_sa_early_corefall seed 1: finished; LAMBADA dev accuracy 31.5 "
+        f"({res}/converged_sa_early_corefall_seed1.eval.json)",
+        "converged_sa_early seed 2: not started", "converged_sa_early_corefall seed 2: not started"]
+    fixed = run(cmd[:3] + cmd[4:] + ["--updates", "3000"]).stdout.splitlines()[0]  # a fixed budget, not the rule
+    assert fixed == "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; " \
+        "training, to 3000 updates"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "res"] and len(list(res.iterdir())) == 2
