@@ -155,14 +155,16 @@ train_eval() {  # train_eval RUN SEED
 
 jobs_=()
 for seed in $SEEDS; do for run in $RUNS; do jobs_+=("$run $seed"); done; done
-pids=()
-for j in "${jobs_[@]}"; do
+failed=0
+running=0
+for j in "${jobs_[@]}"; do  # a slot is refilled as soon as any run ends; one failing does not stop the others
   # shellcheck disable=SC2086
   train_eval $j &
-  pids+=($!)
-  if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
+  running=$((running + 1))
+  if [ "$running" -ge "$JOBS" ]; then wait -n || failed=1; running=$((running - 1)); fi
 done
-for p in "${pids[@]}"; do wait "$p" || exit 1; done
+while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+[ "$failed" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }
 sum_args=(--results "$RES" --patience "$PATIENCE" --max-update "$MAX_UPDATE")
 [ -z "$README_MD" ] || sum_args+=(--readme "$README_MD")
 inst=$(dirname "$DATA")/raw/test.inst.jsonl  # for the most-frequent-context-word reference
