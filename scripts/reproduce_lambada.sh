@@ -83,7 +83,8 @@ fi
 cd "$ROOT"
 if [ "$STATUS" = 1 ]; then  # where each run stands, from its results or its log; trains nothing
   for seed in $SEEDS; do for run in $RUNS; do
-    name=$TAG${run}_seed$seed log=$CKPTS/$TAG${run}_seed$seed.train.log
+    name=$TAG${run}_seed$seed
+    log=$CKPTS/$name.train.log
     if [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ]; then
       acc=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["all"]["accuracy"])' "$RES/$name.eval.json")
       state="finished; LAMBADA dev accuracy $acc ($RES/$name.eval.json)"
