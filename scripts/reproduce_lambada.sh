@@ -81,16 +81,22 @@ fi
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
 [ "$README_MD" != default ] || README_MD=$ROOT/README.md
 cd "$ROOT"
+finished() {  # finished NAME: its evaluation and predictions are in the results
+  [ -f "$RES/$1.eval.json" ] && [ -f "$RES/$1.pred.jsonl.gz" ]
+}
+stopping_rule() {  # stopping_rule LOG [--describe]: "stop", the next --max-update, or where the run stands
+  python scripts/early_stopping.py "$1" --metric accuracy --maximize --patience "$PATIENCE" \
+    --max-update "$MAX_UPDATE" --interval "$INTERVAL" "${@:2}"
+}
 if [ "$STATUS" = 1 ]; then  # where each run stands, from its results or its log; trains nothing
   for seed in $SEEDS; do for run in $RUNS; do
     name=$TAG${run}_seed$seed
     log=$CKPTS/$name.train.log
-    if [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ]; then
+    if finished "$name"; then
       acc=$(python -c 'import json, sys; print(json.load(open(sys.argv[1]))["all"]["accuracy"])' "$RES/$name.eval.json")
       state="finished; LAMBADA dev accuracy $acc ($RES/$name.eval.json)"
     elif [ -f "$log" ] && [ "$CONVERGE" = 1 ]; then
-      state=$(python scripts/early_stopping.py "$log" --metric accuracy --maximize --patience "$PATIENCE" \
-        --max-update "$MAX_UPDATE" --interval "$INTERVAL" --describe)
+      state=$(stopping_rule "$log" --describe)
     elif [ -f "$log" ]; then
       state=$(python scripts/early_stopping.py "$log" --metric accuracy --maximize --patience "$UPDATES" \
         --max-update "$UPDATES" --interval $((UPDATES / 10)) --describe | sed 's/; running,.*/; training/')
@@ -128,13 +134,12 @@ train() {  # train RUN SEED CK [flags]: fairseq-train of one run into CK, append
 train_eval() {  # train_eval RUN SEED
   local run=$1 seed=$2 name ck next
   name=$TAG${run}_seed$seed
-  [ -f "$RES/$name.eval.json" ] && [ -f "$RES/$name.pred.jsonl.gz" ] && { echo "[lambada] skip $name (done)" >&2; return 0; }
+  finished "$name" && { echo "[lambada] skip $name (done)" >&2; return 0; }
   ck=$CKPTS/$name
   mkdir -p "$ck"
   if [ "$CONVERGE" = 1 ]; then
     while true; do
-      next=$(python scripts/early_stopping.py "$ck.train.log" --metric accuracy --maximize --patience "$PATIENCE" \
-        --max-update "$MAX_UPDATE" --interval "$INTERVAL")
+      next=$(stopping_rule "$ck.train.log")
       [ "$next" != stop ] || break
       echo "[lambada] $name: training to update $next" >&2
       train "$run" "$seed" "$ck" --max-update "$next" --validate-interval-updates "$INTERVAL" \
