@@ -9,7 +9,8 @@ script, which reads every validation in the log, whether to go on:
     python scripts/early_stopping.py LOG --metric accuracy --maximize --patience 5 --interval 500  # per 500 updates
 
 It prints the next ``--max-epoch`` (or ``--max-update``) to train to, or ``stop``; ``--describe`` prints where the run
-stands instead (for the reproduce scripts' ``--status``). A validation repeated after a
+stands instead (for the reproduce scripts' ``--status``); ``--patience 0`` describes a fixed budget of
+``--max-update`` updates, which only the cap ends. A validation repeated after a
 resume counts once (its last value). With ``--min-delta D`` only a value better by more than D than the one that
 started the count restarts it (Keras' ``min_delta``): a validation loss still creeping down by a few thousandths
 an epoch then counts as converged. The checkpoint to score stays the best one, by any margin.
@@ -66,17 +67,21 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
                 f"last_improvement_{by}": improved, "validations_since_improvement": since})
     if vals[last][1] >= max_update:
         out["stopped"] = "max_update"
-    elif since >= patience:
+    elif patience and since >= patience:
         out["stopped"] = "patience"
     return out
 
 
-def describe(c: dict, metric: str, by: str, patience: int) -> str:
-    """One line: how far the run is, its best validation, and how near the rule is to stopping it."""
+def describe(c: dict, metric: str, by: str, patience: int, max_update: int) -> str:
+    """One line: how far the run is, its best validation, and how near the rule is to stopping it (patience 0:
+    how near it is to the end of its fixed budget)."""
     if not c["validations"]:
         return "no validation yet"
-    state = {"patience": "finished (patience)", "max_update": "finished (update cap)"}.get(
-        c["stopped"], f"running, {c['validations_since_improvement']} of {patience} validations without improvement")
+    if not patience:
+        state = f"trained its budget of {max_update} updates" if c["stopped"] else f"training, to {max_update} updates"
+    else:
+        state = {"patience": "finished (patience)", "max_update": "finished (update cap)"}.get(
+            c["stopped"], f"running, {c['validations_since_improvement']} of {patience} validations without improvement")
     return (f"{by} {c[f'last_{by}']} ({c['last_update']} updates): best valid {metric} {c[f'best_valid_{metric}']} "
             f"at {by} {c[f'best_{by}']}; {state}")
 
@@ -86,7 +91,8 @@ def main(argv=None) -> int:
     p.add_argument("log")
     p.add_argument("--metric", default="loss")
     p.add_argument("--maximize", action="store_true")
-    p.add_argument("--patience", type=int, required=True, help="validations without improvement")
+    p.add_argument("--patience", type=int, required=True,
+                   help="validations without improvement (0: none, a fixed budget of --max-update updates)")
     p.add_argument("--max-update", type=int, required=True)
     p.add_argument("--min-delta", type=float, default=0.0,
                    help="an improvement must exceed this to restart the patience count (default 0: any)")
@@ -97,7 +103,7 @@ def main(argv=None) -> int:
     by = "update" if a.interval else "epoch"
     c = convergence(a.log, a.metric, a.patience, a.max_update, a.maximize, by, a.min_delta)
     if a.describe:
-        print(describe(c, a.metric, by, a.patience))
+        print(describe(c, a.metric, by, a.patience, a.max_update))
     elif c["stopped"]:
         print("stop")
     elif a.interval:

@@ -98,9 +98,8 @@ if [ "$STATUS" = 1 ]; then  # where each run stands, from its results or its log
     elif [ -f "$log" ] && [ "$CONVERGE" = 1 ]; then
       state=$(stopping_rule "$log" --describe)
     elif [ -f "$log" ]; then
-      state=$(python scripts/early_stopping.py "$log" --metric accuracy --maximize --patience "$UPDATES" \
-        --max-update "$UPDATES" --interval $((UPDATES / 10)) --describe | sed 's/; running,.*/; training/')
-      state="$state, to $UPDATES updates"
+      state=$(python scripts/early_stopping.py "$log" --metric accuracy --maximize --patience 0 \
+        --max-update "$UPDATES" --interval "$INTERVAL" --describe)
     else state="not started"; fi
     echo "$TAG$run seed $seed: $state"
   done; done

@@ -98,6 +98,12 @@ def test_describe_says_where_a_run_stands(tmp_path):
     log.write_text(log.read_text() + valid_line(5, 640, loss=4.3))
     assert next_target(log, *args).endswith("; finished (patience)")
     assert next_target(tmp_path / "none.log", *args) == "no validation yet"
+    fixed = ["--metric", "loss", "--patience", "0", "--max-update", "768", "--describe"]  # a fixed budget: no rule
+    assert next_target(log, *fixed).endswith("; training, to 768 updates")
+    assert next_target(log, *fixed[:-1]) == "6"
+    log.write_text(log.read_text() + valid_line(6, 768, loss=4.4))
+    assert next_target(log, *fixed).endswith("; trained its budget of 768 updates")
+    assert next_target(log, *fixed[:-1]) == "stop"
 
 
 def test_training_setup_reads_precision_and_device_of_every_start(tmp_path):
