@@ -80,8 +80,8 @@ def describe(c: dict, metric: str, by: str, patience: int, max_update: int) -> s
     if not patience:
         state = f"trained its budget of {max_update} updates" if c["stopped"] else f"training, to {max_update} updates"
     else:
-        state = {"patience": "finished (patience)", "max_update": "finished (update cap)"}.get(
-            c["stopped"], f"running, {c['validations_since_improvement']} of {patience} validations without improvement")
+        running = f"running, {c['validations_since_improvement']} of {patience} validations without improvement"
+        state = {"patience": "finished (patience)", "max_update": "finished (update cap)"}.get(c["stopped"], running)
     return (f"{by} {c[f'last_{by}']} ({c['last_update']} updates): best valid {metric} {c[f'best_valid_{metric}']} "
             f"at {by} {c[f'best_{by}']}; {state}")
 
