@@ -170,7 +170,7 @@ for j in "${jobs_[@]}"; do  # a slot is refilled as soon as any run ends; one fa
 done
 while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
 [ "$failed" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }
-sum_args=(--results "$RES" --patience "$PATIENCE" --max-update "$MAX_UPDATE")
+sum_args=(--results "$RES" --patience "$PATIENCE" --max-update "$MAX_UPDATE" --valid-interval "$INTERVAL")
 [ -z "$README_MD" ] || sum_args+=(--readme "$README_MD")
 inst=$(dirname "$DATA")/raw/test.inst.jsonl  # for the most-frequent-context-word reference
 if [ -f "$inst" ] && [ -f "$STOPWORDS" ]; then sum_args+=(--instances "$inst" --stopwords "$STOPWORDS"); fi

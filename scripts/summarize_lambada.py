@@ -13,7 +13,8 @@ without the signal) of the same seed, and over seeds the difference of the mean 
 (seed_statistics.py), which also counts how much seeds differ. How far each run trained comes from its training
 log: the best update by validation accuracy, and whether ``--patience`` validations without improvement (or
 ``--max-update``) ended it, which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended
-otherwise is reported as a fixed budget, not as converged. Each run's precision and device come from the same
+otherwise, or validated at other spacings than ``--valid-interval`` (whose patience counts shorter stretches), is
+reported as a fixed budget, not as converged. Each run's precision and device come from the same
 log (training_log.py); runs of different precisions are refused rather than averaged. Writes ``summary.json``
 and ``summary.md``; with ``--readme`` the table also goes into that file's ``lambada-summary`` block
 (scripts/readme_block.py).
@@ -29,7 +30,7 @@ import re
 import statistics
 from pathlib import Path
 
-from early_stopping import convergence
+from early_stopping import convergence, validations
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
 from seed_statistics import seed_test
@@ -81,14 +82,16 @@ def twin(system: str) -> str | None:
     return None
 
 
-def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_update: int) -> dict:
+def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_update: int, interval: int) -> dict:
     """Per system: seeds, accuracy mean ± std, and per seed how far it trained and the McNemar p against its twin."""
     pvals = {(t["a"], t["b"]): t["mcnemar_p"] for t in tests}
     out: dict[str, dict] = {}
     for name, r in runs.items():
         system, seed = split_name(name)
-        conv = convergence(str(res / f"{name}.train.log.gz"), "accuracy", patience, max_update, maximize=True,
-                           by="update")
+        log = str(res / f"{name}.train.log.gz")
+        conv = convergence(log, "accuracy", patience, max_update, maximize=True, by="update")
+        if conv["stopped"] == "patience" and any(u % interval for u in validations(log, "accuracy", "update")):
+            conv["stopped"] = None  # e.g. a fixed budget validated every 100 updates: not the rule's patience
         base = twin(system)
         base_run = f"{base}_seed{seed}" if base else None
         p = pvals.get((base_run, name), pvals.get((name, base_run)))
@@ -152,6 +155,7 @@ def main(argv=None) -> int:
     p.add_argument("--stopwords", default=None, help="the stop-word list the data were filtered with")
     p.add_argument("--patience", type=int, default=5, help="the --converge rule: validations without improvement")
     p.add_argument("--max-update", type=int, default=30000, help="the --converge rule's cap")
+    p.add_argument("--valid-interval", type=int, default=500, help="the --converge rule's updates between validations")
     p.add_argument("--readme", default=None, help="also write the table into this file's lambada-summary block")
     a = p.parse_args(argv)
     res = Path(a.results)
@@ -179,7 +183,7 @@ def main(argv=None) -> int:
         tests.append(t)
         print(f"{x} vs {y}: only {x} right {b}, only {y} right {c}, exact McNemar p = {t['mcnemar_p']}")
     try:  # a log resumed in another precision, or runs in different precisions, are not one table
-        systems = systems_table(runs, tests, res, a.patience, a.max_update)
+        systems = systems_table(runs, tests, res, a.patience, a.max_update, a.valid_interval)
         trained = one_setup({f"{system} seed {seed}": r["training"] for system, row in systems.items()
                              for seed, r in row["runs"].items()}, str(res))
     except ValueError as e:

@@ -305,3 +305,31 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
     assert fixed == "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; " \
         "training, to 3000 updates"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "res"] and len(list(res.iterdir())) == 2
+
+
+def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
+    """A fixed budget validated every 100 updates, with its best early, has 5 validations without improvement at
+    the end, but not the rule's (every 500): it is a fixed budget; a run validated every 500 that the rule stopped
+    is converged, and a run still under the rule is not."""
+    from summarize_lambada import ROWS, main as summarize
+
+    def write(name, curve, acc):
+        text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
+        (tmp_path / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
+        (tmp_path / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
+
+    early = [(u, a) for u, a in zip(range(100, 1100, 100), (5, 9, 12, 14, 13, 13, 12, 13, 11, 12))]
+    write("sa_early_seed1", early, 20.0)
+    write("converged_sa_early_seed1", [(u, 20 + (u <= 1500) * u / 100) for u in range(500, 4500, 500)], 30.0)
+    write("converged_sa_early_seed2", [(u, u / 100) for u in range(500, 3000, 500)], 25.0)
+    summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "500"])
+    runs = {s: r["runs"] for s, r in json.loads((tmp_path / "summary.json").read_text())["systems"].items()}
+    assert runs["sa_early"]["1"]["trained"]["stopped"] is None and runs["sa_early"]["1"]["trained"]["best_update"] == 400
+    assert runs["converged_sa_early"]["1"]["trained"]["stopped"] == "patience"
+    assert runs["converged_sa_early"]["1"]["trained"]["best_update"] == 1500
+    assert runs["converged_sa_early"]["2"]["trained"]["stopped"] is None
+    table = (tmp_path / "summary.md").read_text()
+    assert "| sa_early | 1 | 20.00 | – | – | 400 | fixed budget, not converged (last update 1,000) |" in table
+    assert "| converged_sa_early | 2 | 27.50 ± 3.54 | – | – | 1,500, 2,500 | fixed budget" in table
+    summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "100"])  # the rule's spacing
+    assert "| sa_early | 1 | 20.00 | – | – | 400 | converged: 5 validations" in (tmp_path / "summary.md").read_text()
