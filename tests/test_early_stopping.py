@@ -324,7 +324,8 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
     write("converged_sa_early_seed2", [(u, u / 100) for u in range(500, 3000, 500)], 25.0)
     summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "500"])
     runs = {s: r["runs"] for s, r in json.loads((tmp_path / "summary.json").read_text())["systems"].items()}
-    assert runs["sa_early"]["1"]["trained"]["stopped"] is None and runs["sa_early"]["1"]["trained"]["best_update"] == 400
+    assert runs["sa_early"]["1"]["trained"]["stopped"] is None
+    assert runs["sa_early"]["1"]["trained"]["best_update"] == 400
     assert runs["converged_sa_early"]["1"]["trained"]["stopped"] == "patience"
     assert runs["converged_sa_early"]["1"]["trained"]["best_update"] == 1500
     assert runs["converged_sa_early"]["2"]["trained"]["stopped"] is None
@@ -332,4 +333,5 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
     assert "| sa_early | 1 | 20.00 | – | – | 400 | fixed budget, not converged (last update 1,000) |" in table
     assert "| converged_sa_early | 2 | 27.50 ± 3.54 | – | – | 1,500, 2,500 | fixed budget" in table
     summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "100"])  # the rule's spacing
-    assert "| sa_early | 1 | 20.00 | – | – | 400 | converged: 5 validations" in (tmp_path / "summary.md").read_text()
+    table = (tmp_path / "summary.md").read_text()
+    assert "| sa_early | 1 | 20.00 | – | – | 400 | converged: 5 validations" in table
