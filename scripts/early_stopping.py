@@ -45,9 +45,11 @@ def validations(log: str, metric: str, by: str = "epoch") -> dict[int, tuple[flo
 
 
 def convergence(log: str, metric: str, patience: int, max_update: int, maximize: bool = False,
-                by: str = "epoch", min_delta: float = 0.0) -> dict:
+                by: str = "epoch", min_delta: float = 0.0, spacing: int = 0) -> dict:
     """The validation curve and whether training is over: ``patience`` validations without a value better by
-    more than ``min_delta`` than the one that started the count, or ``max_update`` reached."""
+    more than ``min_delta`` than the one that started the count, or ``max_update`` reached. With ``spacing``,
+    patience ends only a run validated at multiples of that many updates: one validated more often (a fixed
+    budget every 100 updates) counts shorter stretches than the rule's, so only the cap ends it."""
     vals = validations(log, metric, by)
     keys = sorted(vals)
     out = {"validations": len(keys), f"valid_{metric}": [vals[k][0] for k in keys], "stopped": None}
@@ -67,7 +69,7 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
                 f"last_improvement_{by}": improved, "validations_since_improvement": since})
     if vals[last][1] >= max_update:
         out["stopped"] = "max_update"
-    elif patience and since >= patience:
+    elif patience and since >= patience and not (spacing and any(vals[k][1] % spacing for k in keys)):
         out["stopped"] = "patience"
     return out
 

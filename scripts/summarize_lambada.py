@@ -30,7 +30,7 @@ import re
 import statistics
 from pathlib import Path
 
-from early_stopping import convergence, validations
+from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
 from seed_statistics import seed_test
@@ -88,10 +88,8 @@ def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_u
     out: dict[str, dict] = {}
     for name, r in runs.items():
         system, seed = split_name(name)
-        log = str(res / f"{name}.train.log.gz")
-        conv = convergence(log, "accuracy", patience, max_update, maximize=True, by="update")
-        if conv["stopped"] == "patience" and any(u % interval for u in validations(log, "accuracy", "update")):
-            conv["stopped"] = None  # e.g. a fixed budget validated every 100 updates: not the rule's patience
+        conv = convergence(str(res / f"{name}.train.log.gz"), "accuracy", patience, max_update, maximize=True,
+                           by="update", spacing=interval)
         base = twin(system)
         base_run = f"{base}_seed{seed}" if base else None
         p = pvals.get((base_run, name), pvals.get((name, base_run)))
