@@ -257,3 +257,40 @@ def test_signals_gathered_on_the_device_equal_the_side_files(lambada):
                             want[k, r - cut, c - cut] = True
                 assert torch.equal(dense, want), (s, max_context)
                 assert want.any() or s != "DepParse"
+
+
+def _updates(log: str) -> dict:
+    """{num_updates: (epoch, losses and words per batch)} from a --log-interval 1 training log."""
+    rows = {}
+    for line in log.splitlines():
+        if "| train_inner |" in line:
+            epoch = int(re.search(r"epoch (\d+):", line).group(1))
+            fields = dict(re.findall(r"(\w+)=([^,\s]+)", line))
+            rows[int(fields["num_updates"])] = (epoch, *(fields[k] for k in ("loss", "sup_CorefAll", "wpb", "gnorm")))
+    return rows
+
+
+@pytest.mark.slow
+def test_a_run_resumed_mid_epoch_trains_the_same_batches_as_one_uninterrupted(lambada, tmp_path):
+    """reproduce_lambada.sh --converge resumes every --valid-interval updates, mostly mid-epoch: the resumed
+    process must take up the same batches the uninterrupted run trains, also in an epoch it did not start in."""
+    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+
+    def train(save, max_update, *extra):
+        proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
+                    "--arch", "bidaf_sa_early", "--signals", "CorefAll", "--criterion", "pointer_sum",
+                    "--optimizer", "adam", "--lr", "1e-3", "--batch-size", "16", "--dropout", "0.1",
+                    "--max-update", str(max_update), "--save-dir", str(save), "--no-epoch-checkpoints",
+                    "--log-format", "simple", "--log-interval", "1", "--best-checkpoint-metric", "accuracy",
+                    "--maximize-best-checkpoint-metric", *extra], cwd=tmp_path)
+        return _updates(proc.stdout + proc.stderr)
+
+    whole = train(tmp_path / "whole", 20)
+    second = [u for u, row in whole.items() if row[0] == 2]
+    assert second and whole[min(second) - 1][0] == 1 and min(second) + 6 <= 20
+    cut = min(second) + 2  # two updates into epoch 2, which the first process crossed into
+    first = train(tmp_path / "split", cut, "--save-interval-updates", str(cut))
+    resumed = train(tmp_path / "split", min(second) + 6)
+    assert all(first[u] == whole[u] for u in first)
+    assert sorted(resumed) == list(range(cut + 1, min(second) + 7))
+    assert all(resumed[u] == whole[u] for u in resumed), (resumed, whole)

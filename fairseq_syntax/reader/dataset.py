@@ -159,6 +159,14 @@ class ReaderDataset(FairseqDataset):
         self.epoch = epoch
 
     @property
+    def can_reuse_epoch_itr_across_epochs(self):
+        """No: each epoch's batches are made from that epoch's order. fairseq would otherwise keep, in one
+        process, the batches of the epoch it started in, while a run resumed mid-epoch makes the resumed
+        epoch's batches and skips to its position in them: a resume would repeat some instances of that
+        epoch, skip others, and train a different model than the same run uninterrupted."""
+        return False
+
+    @property
     def supports_prefetch(self):
         return False
 
