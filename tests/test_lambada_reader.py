@@ -112,6 +112,18 @@ def lambada(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def train_reader(lambada):
+    """fairseq-train of the reader on the prepared passages, with the flags every run here shares."""
+    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+
+    def train(cwd, arch, signals, *flags, check=True):
+        return run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
+                    "--arch", arch, "--signals", signals, "--criterion", "pointer_sum", "--optimizer", "adam",
+                    *flags], cwd=cwd, check=check)
+    return train
+
+
 @pytest.mark.slow
 def test_prepared_lambada_has_instances_chains_and_signals(lambada):
     raw, bin_ = lambada / "raw", lambada / "bin"
@@ -135,14 +147,12 @@ def test_prepared_lambada_has_instances_chains_and_signals(lambada):
 @pytest.mark.slow
 @pytest.mark.parametrize("arch,signals", [("bidaf", "none"), ("bidaf_sa_early", "CorefAll"),
                                           ("bidaf_sa_late", "DepParse Narrative")])
-def test_train_a_few_updates_and_evaluate(lambada, tmp_path, arch, signals):
-    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+def test_train_a_few_updates_and_evaluate(lambada, train_reader, tmp_path, arch, signals):
     save = tmp_path / "ck"
-    proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
-                "--arch", arch, "--signals", signals, "--criterion", "pointer_sum", "--optimizer", "adam",
-                "--lr", "1e-3", "--batch-size", "16", "--max-update", "6", "--save-dir", str(save),
-                "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1",
-                "--best-checkpoint-metric", "accuracy", "--maximize-best-checkpoint-metric"], cwd=tmp_path)
+    proc = train_reader(tmp_path, arch, signals, "--lr", "1e-3", "--batch-size", "16", "--max-update", "6",
+                        "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple",
+                        "--log-interval", "1", "--best-checkpoint-metric", "accuracy",
+                        "--maximize-best-checkpoint-metric")
     log = proc.stdout + proc.stderr
     assert "num_updates=6" in log or "num_updates 6" in log
     for sig in signals.split():
@@ -217,11 +227,9 @@ def test_coref_chains_with_numpy_products_equal_thincs_own(lambada, tmp_path):
 
 
 @pytest.mark.slow
-def test_signals_need_a_self_attention_layer(lambada, tmp_path):
-    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
-    proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
-                "--arch", "bidaf", "--signals", "CorefAll", "--criterion", "pointer_sum", "--optimizer", "adam",
-                "--batch-size", "4", "--max-update", "1", "--save-dir", str(tmp_path)], cwd=tmp_path, check=False)
+def test_signals_need_a_self_attention_layer(train_reader, tmp_path):
+    proc = train_reader(tmp_path, "bidaf", "CorefAll", "--batch-size", "4", "--max-update", "1",
+                        "--save-dir", str(tmp_path), check=False)
     assert proc.returncode != 0 and "needs a self-attention layer" in proc.stderr
 
 
@@ -271,18 +279,14 @@ def _updates(log: str) -> dict:
 
 
 @pytest.mark.slow
-def test_a_run_resumed_mid_epoch_trains_the_same_batches_as_one_uninterrupted(lambada, tmp_path):
+def test_a_run_resumed_mid_epoch_trains_the_same_batches_as_one_uninterrupted(train_reader, tmp_path):
     """reproduce_lambada.sh --converge resumes every --valid-interval updates, mostly mid-epoch: the resumed
     process must take up the same batches the uninterrupted run trains, also in an epoch it did not start in."""
-    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
-
     def train(save, max_update, *extra):
-        proc = run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
-                    "--arch", "bidaf_sa_early", "--signals", "CorefAll", "--criterion", "pointer_sum",
-                    "--optimizer", "adam", "--lr", "1e-3", "--batch-size", "16", "--dropout", "0.1",
-                    "--max-update", str(max_update), "--save-dir", str(save), "--no-epoch-checkpoints",
-                    "--log-format", "simple", "--log-interval", "1", "--best-checkpoint-metric", "accuracy",
-                    "--maximize-best-checkpoint-metric", *extra], cwd=tmp_path)
+        proc = train_reader(tmp_path, "bidaf_sa_early", "CorefAll", "--lr", "1e-3", "--batch-size", "16",
+                            "--dropout", "0.1", "--max-update", str(max_update), "--save-dir", str(save),
+                            "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1",
+                            "--best-checkpoint-metric", "accuracy", "--maximize-best-checkpoint-metric", *extra)
         return _updates(proc.stdout + proc.stderr)
 
     whole = train(tmp_path / "whole", 20)
