@@ -8,7 +8,8 @@ script, which reads every validation in the log, whether to go on:
     python scripts/early_stopping.py LOG --metric loss --patience 5 --max-update 8000             # per epoch
     python scripts/early_stopping.py LOG --metric accuracy --maximize --patience 5 --interval 500  # per 500 updates
 
-It prints the next ``--max-epoch`` (or ``--max-update``) to train to, or ``stop``; ``--describe`` prints where the run
+It prints the next ``--max-epoch`` (the next epoch) or ``--max-update`` (as far as the validations left to the
+patience count reach) to train to, or ``stop``; ``--describe`` prints where the run
 stands instead (for the reproduce scripts' ``--status``); ``--patience 0`` describes a fixed budget of
 ``--max-update`` updates, which only the cap ends. A validation repeated after a
 resume counts once (its last value). With ``--min-delta D`` only a value better by more than D than the one that
@@ -74,6 +75,16 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
     return out
 
 
+def next_update(c: dict, interval: int, patience: int, max_update: int) -> int:
+    """The furthest update the rule cannot stop a run before: the validations its patience has left, or the cap.
+    One process trains that whole stretch, as an uninterrupted run would (the rule can stop it only at the
+    stretch's end), instead of a new start every interval, which costs a GPU more than the interval's training."""
+    if not patience:  # a fixed budget
+        return max_update
+    left = patience - c.get("validations_since_improvement", 0)
+    return min(c.get("last_update", 0) + left * interval, max_update)
+
+
 def describe(c: dict, metric: str, by: str, patience: int, max_update: int) -> str:
     """One line: how far the run is, its best validation, and how near the rule is to stopping it (patience 0:
     how near it is to the end of its fixed budget)."""
@@ -109,7 +120,7 @@ def main(argv=None) -> int:
     elif c["stopped"]:
         print("stop")
     elif a.interval:
-        print(min(c.get("last_update", 0) + a.interval, a.max_update))
+        print(next_update(c, a.interval, a.patience, a.max_update))
     else:
         print(c.get("last_epoch", 0) + 1)
     return 0

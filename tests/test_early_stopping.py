@@ -83,10 +83,15 @@ def test_accuracy_per_update_interval(tmp_path):
         for k, acc in enumerate([10.0, 14.0, 13.0], 1):
             fh.write(valid_line(1, 500 * k, loss=3.0, accuracy=acc))
     args = ["--metric", "accuracy", "--maximize", "--patience", "2", "--max-update", "5000", "--interval", "500"]
-    assert next_target(log, *args) == "2000"
+    assert next_target(log, *args) == "2000"  # 1 validation without improvement: 1 left to the count
     c = convergence(str(log), "accuracy", 2, 5000, maximize=True, by="update")
     assert c["best_update"] == 1000 and c["best_valid_accuracy"] == 14.0
-    assert next_target(tmp_path / "missing.log", *args) == "500"
+    assert next_target(tmp_path / "missing.log", *args) == "1000"  # the whole count: 2 validations
+    with gzip.open(log, "at") as fh:
+        fh.write(valid_line(1, 2000, loss=3.0, accuracy=15.0))  # an improvement restarts the count
+    assert next_target(log, *args) == "3000"
+    assert next_target(log, *args[:-3], "2500", *args[-2:]) == "2500"  # no further than the cap
+    assert next_target(log, *args[:4], "0", *args[5:]) == "5000"  # a fixed budget: to its end
 
 
 def test_describe_says_where_a_run_stands(tmp_path):
