@@ -152,6 +152,18 @@ keep_log() {
   atomic "$2" bash -c "sed -e 's#$root/#./#g' -e 's#$root#.#g' '$1' | gzip -9 -n"
 }
 
+# console_scripts: where fairseq and this package are not installed (a lent GPU with fairseq on PYTHONPATH,
+# ../shared/tools/device-fairseq.sh), wrappers for their console scripts and for `python` go first on PATH
+# (work/console-scripts, from scripts/console_scripts.py) and this checkout onto PYTHONPATH; a no-op elsewhere
+console_scripts() {
+  local root py
+  [ "$(command -v python fairseq-train fairseq-generate fairseq-syntax-user-dir | wc -l)" -lt 4 ] || return 0
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  py=$(command -v python || command -v python3) || die "neither python nor python3 on PATH"
+  "$py" "$root/scripts/console_scripts.py" "$root/work/console-scripts" || die "writing the console-script wrappers failed"
+  export PATH="$root/work/console-scripts:$PATH" PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+}
+
 # require_gpu WHO: stop (naming WHO) unless torch sees a GPU; the reproduce scripts' --fp16 runs need one
 require_gpu() {
   python -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null \

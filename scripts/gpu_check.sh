@@ -5,10 +5,10 @@
 #   bash scripts/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
 #                             [--updates 300] [--speed-updates 150] [--out results/gpu_check.md]
 #
-# Uses the fairseq-train on PATH (else python -m fairseq_cli.train) and this checkout as --user-dir (no install
-# needed). A family whose data is not given is reported as not run. Each training must end with a finite loss;
-# the throughput ratio is words/s of transformer_sgnet_wmt_en_de over transformer_wmt_en_de on the same batches
-# (goal >= 0.93).
+# Uses the fairseq-train on PATH (else a wrapper, data-prep/common.sh: console_scripts) and this checkout as
+# --user-dir (no install needed). A family whose data is not given is reported as not run. Each training must end
+# with a finite loss; the throughput ratio is words/s of transformer_sgnet_wmt_en_de over transformer_wmt_en_de on
+# the same batches (goal >= 0.93).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 M30K="" COLA="" LAMBADA="" UPDATES=300 SPEED_UPDATES=150 OUT=""
@@ -24,15 +24,14 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
-export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" PYTHONWARNINGS=ignore
-PY=$(command -v python || command -v python3)
-# a GPU machine with fairseq on PYTHONPATH but no console scripts (../shared/tools/device-fairseq.sh setup)
-command -v fairseq-train > /dev/null || fairseq-train() { "$PY" -m fairseq_cli.train "$@"; }
+export PYTHONWARNINGS=ignore
+source "$ROOT/data-prep/common.sh"  # console_scripts: wrappers where fairseq and this package are not installed
+console_scripts
 U=$ROOT/fairseq_syntax
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-GPU=$("$PY" -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')")
-VERSIONS=$("$PY" -c "import sys, torch, fairseq; print(f'Python {sys.version.split()[0]}, torch {torch.__version__}, fairseq {fairseq.__version__}')")
+GPU=$(python -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')")
+VERSIONS=$(python -c "import sys, torch, fairseq; print(f'Python {sys.version.split()[0]}, torch {torch.__version__}, fairseq {fairseq.__version__}')")
 ROWS=()
 
 # last logged value of KEY (loss, wps, ...) on the train summary line of LOG
@@ -45,7 +44,7 @@ train() {  # train NAME DATA TASK ARCH UPDATES [flags...]: one fp16 run; a row: 
        --save-dir "$WORK/ck_$name" --no-save --disable-validation --log-format simple --log-interval 50 "$@" \
        > "$log" 2>&1; then
     loss=$(last loss "$log"); wps=$(last wps "$log")
-    status=$("$PY" -c "import math,sys; print('ok' if math.isfinite(float(sys.argv[1])) else 'NOT FINITE')" "$loss")
+    status=$(python -c "import math,sys; print('ok' if math.isfinite(float(sys.argv[1])) else 'NOT FINITE')" "$loss")
   else
     loss="-"; wps="-"; status="FAILED: $(grep -m1 -E "Error|error" "$log" | cut -c1-80)"
   fi
@@ -86,7 +85,7 @@ fi
 
 RATIO="-"
 if [ -n "$M30K" ]; then
-  RATIO=$("$PY" -c "import sys; a, b = sys.argv[1:]; print(f'{float(b) / float(a):.3f}')" \
+  RATIO=$(python -c "import sys; a, b = sys.argv[1:]; print(f'{float(b) / float(a):.3f}')" \
     "$(last wps "$WORK/speed_vanilla.log")" "$(last wps "$WORK/speed_sgnet.log")" 2>/dev/null || echo "-")
 fi
 {

@@ -35,7 +35,8 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cd "$ROOT"
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, console_scripts
+console_scripts
 mkdir -p "$RES"
 [ -f work/minilm/model.pt ] || fairseq-syntax-convert-bert --out work/minilm
 for task in $TASKS; do

@@ -24,7 +24,8 @@
 # --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
 # results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
 # --status says where each run of the same options stands (finished, its dev accuracy; or its validations so far)
-# and trains nothing.
+# and trains nothing. Nothing needs installing: where fairseq and this package are only importable (a lent GPU,
+# ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts (data-prep/common.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$ROOT/work/lambada/bin
@@ -70,7 +71,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts
+console_scripts
 OMP_NUM_THREADS=$(threads_per_job "$JOBS"); export OMP_NUM_THREADS MKL_NUM_THREADS=$OMP_NUM_THREADS
 if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/lambada_fp16; [ "$README_MD" != default ] || README_MD=""; }

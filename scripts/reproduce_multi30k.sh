@@ -56,7 +56,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts
+console_scripts
 RUN_SUFFIX=""
 if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/multi30k_fp16; [ "$README_MD" != default ] || README_MD=""; }

@@ -211,6 +211,24 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
 
 
 @pytest.mark.slow
+def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
+    """As on a lent GPU (fairseq on PYTHONPATH, no console scripts, no `python`): --converge trains with the
+    wrappers of data-prep/common.sh, evaluates and summarizes."""
+    from .test_packaging import without_install
+
+    root, env = without_install(tmp_path)
+    cmd = ["/bin/bash", str(root / "scripts/reproduce_lambada.sh"), "--data", str(lambada / "bin"), "--converge",
+           "--valid-interval", "2", "--patience", "1", "--max-update", "4", "--runs", "sa_early_corefall",
+           "--batch-size", "16", "--jobs", "1", "--out", str(tmp_path / "res"), "--checkpoints", str(tmp_path / "ck")]
+    proc = run(cmd, cwd=tmp_path, env=env, timeout=1800)
+    assert (root / "work/console-scripts/fairseq-train").exists()
+    row = json.loads((tmp_path / "res/summary.json").read_text())["systems"]["sa_early_corefall"]
+    assert row["runs"]["1"]["trained"]["last_update"] in (2, 4)
+    assert 0 <= json.loads((tmp_path / "res/sa_early_corefall_seed1.eval.json").read_text())["all"]["accuracy"] <= 100
+    assert "training to update 2" in proc.stderr
+
+
+@pytest.mark.slow
 def test_coref_chains_with_numpy_products_equal_thincs_own(lambada, tmp_path):
     """The worker routes thinc's products through numpy (12x faster here); on real passages the chains and
     entities must be those of thinc's own blis products."""
@@ -280,7 +298,7 @@ def _updates(log: str) -> dict:
 
 @pytest.mark.slow
 def test_a_run_resumed_mid_epoch_trains_the_same_batches_as_one_uninterrupted(train_reader, tmp_path):
-    """reproduce_lambada.sh --converge resumes every --valid-interval updates, mostly mid-epoch: the resumed
+    """reproduce_lambada.sh --converge resumes from a --valid-interval checkpoint, mostly mid-epoch: the resumed
     process must take up the same batches the uninterrupted run trains, also in an epoch it did not start in."""
     def train(save, max_update, *extra):
         proc = train_reader(tmp_path, "bidaf_sa_early", "CorefAll", "--lr", "1e-3", "--batch-size", "16",

@@ -50,3 +50,48 @@ def test_old_versions_fail_with_one_clear_message():
         require("fairseq", "0.10.2", (0, 12, 2))
     require("fairseq", "0.12.3.1", (0, 12, 2))
     require("torch", "2.11.0+cu130", (2, 0))
+
+
+def without_install(tmp_path):
+    """A checkout on a machine like the lent GPU: fairseq and this package importable, neither installed, no
+    `python` (only python3) and no console scripts on PATH."""
+    import shutil
+
+    root = tmp_path / "checkout"
+    root.mkdir()
+    shutil.copy(ROOT / "setup.py", root)
+    for part in ("scripts", "data-prep", "fairseq_syntax"):
+        shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    (tools / "python3").chmod(0o755)
+    for tool in ("bash", "dirname", "wc", "gzip", "sed", "grep", "cat", "mkdir", "mv", "rm", "nproc", "cut", "tr", "date",
+                 "tail", "sort", "head", "touch"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    env = {"PATH": str(tools), "HOME": str(tmp_path), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    return root, env
+
+
+def test_console_scripts_run_where_nothing_is_installed(tmp_path):
+    """data-prep/common.sh: console_scripts writes a wrapper for every console script of the package (the
+    installed metadata's, read here from setup.py) and of fairseq, and `python`, first on PATH."""
+    root, env = without_install(tmp_path)
+    script = ("source data-prep/common.sh; console_scripts; command -v python fairseq-train fairseq-generate; "
+              "fairseq-syntax-user-dir; fairseq-train --help | grep -m1 ^usage; fairseq-syntax-average --help | grep -m1 ^usage")
+    proc = subprocess.run(["/bin/bash", "-c", script], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    wrappers = root / "work/console-scripts"
+    lines = proc.stdout.splitlines()
+    assert lines[:3] == [str(wrappers / c) for c in ("python", "fairseq-train", "fairseq-generate")]
+    assert lines[3] == str(root / "fairseq_syntax")  # the checkout's package, from PYTHONPATH
+    assert lines[4].startswith("usage: fairseq-train") and lines[5].startswith("usage: fairseq-syntax-average")
+    installed = {ep.name for ep in importlib.metadata.entry_points(group="console_scripts")
+                 if ep.dist is not None and ep.dist.name == "fairseq_syntax"}
+    assert len(installed) >= 10 and installed <= {p.name for p in wrappers.iterdir()}
+    written = (wrappers / "fairseq-train").stat().st_mtime_ns
+    again = subprocess.run(["/bin/bash", "-c", "source data-prep/common.sh; console_scripts; command -v python"],
+                           cwd=root, env=dict(env, PATH=f"{wrappers}:{env['PATH']}"), capture_output=True, text=True)
+    assert again.stdout.strip() == str(wrappers / "python")
+    assert (wrappers / "fairseq-train").stat().st_mtime_ns == written  # on PATH already: nothing written again
