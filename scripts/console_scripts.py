@@ -19,6 +19,8 @@ import stat
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # this checkout's package, installed or not
+from fairseq_syntax.atomic import atomic_path  # noqa: E402
 FAIRSEQ = {
     "fairseq-preprocess": "fairseq_cli.preprocess:cli_main",
     "fairseq-train": "fairseq_cli.train:cli_main",
@@ -48,11 +50,10 @@ def wrapper(python: str, target: str, name: str) -> str:
 
 def write(path: str, text: str) -> None:
     """Whole or not at all: side-by-side scripts may write the same wrapper at once."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, os.stat(tmp).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, os.stat(tmp).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
 def main(argv=None) -> int:

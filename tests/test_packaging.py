@@ -66,8 +66,8 @@ def without_install(tmp_path):
     tools.mkdir()
     (tools / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
     (tools / "python3").chmod(0o755)
-    for tool in ("bash", "dirname", "wc", "gzip", "sed", "grep", "cat", "mkdir", "mv", "rm", "nproc", "cut", "tr", "date",
-                 "tail", "sort", "head", "touch"):
+    for tool in ("bash", "dirname", "wc", "gzip", "sed", "grep", "cat", "mkdir", "mv", "rm", "nproc", "cut", "tr",
+                 "date", "tail", "sort", "head", "touch"):
         (tools / tool).symlink_to(shutil.which(tool))
     env = {"PATH": str(tools), "HOME": str(tmp_path), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     return root, env
