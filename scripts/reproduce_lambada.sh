@@ -7,7 +7,7 @@
 #                                     [--jobs 2] [--out results/lambada] [--stopwords FILE]
 #                                     [--converge [--valid-interval 500] [--patience 5] [--max-update 30000]]
 #                                     [--fp16] [--tag NAME] [--readme FILE] [--checkpoints work/checkpoints/lambada]
-#                                     [--status]
+#                                     [--status] [--snapshot]
 #
 # Runs: sa_early (no supervision), sa_early_corefall (CorefAll on head 0 of layer 3, λ = 0.3), and, if
 # asked for, bidaf (the baseline), sa_early_narrative. Adam lr 1e-3 with the Transformer schedule
@@ -24,7 +24,9 @@
 # --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
 # results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
 # --status says where each run of the same options stands (finished, its dev accuracy; or its validations so far)
-# and trains nothing. Nothing needs installing: where fairseq and this package are only importable (a lent GPU,
+# and trains nothing. --snapshot trains nothing either: it scores the best checkpoint so far of each run that has not
+# finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed budgets, not
+# converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package are only importable (a lent GPU,
 # ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts (data-prep/common.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +48,7 @@ MAX_UPDATE=30000
 EXTRA=()
 TAG=""
 STATUS=0
+SNAPSHOT=0
 while [ $# -gt 0 ]; do
   case $1 in
     --data) DATA=$2; shift 2 ;;
@@ -66,6 +69,7 @@ while [ $# -gt 0 ]; do
     --fp16) EXTRA+=(--fp16); shift ;;
     --tag) TAG=$2_; shift 2 ;;
     --status) STATUS=1; shift ;;
+    --snapshot) SNAPSHOT=1; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
@@ -77,7 +81,7 @@ OMP_NUM_THREADS=$(threads_per_job "$JOBS"); export OMP_NUM_THREADS MKL_NUM_THREA
 if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
   [ "$RES" != default ] || { RES=$ROOT/results/lambada_fp16; [ "$README_MD" != default ] || README_MD=""; }
   [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada_fp16
-  [ "$STATUS" = 1 ] || require_gpu lambada
+  [ "$STATUS" = 1 ] || [ "$SNAPSHOT" = 1 ] || require_gpu lambada
 fi
 [ "$RES" != default ] || RES=$ROOT/results/lambada
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
@@ -151,14 +155,50 @@ train_eval() {  # train_eval RUN SEED
     train "$run" "$seed" "$ck" --max-update "$UPDATES" --validate-interval-updates $((UPDATES / 10)) \
       --save-interval-updates $((UPDATES / 10)) || return 1
   fi
+  evaluate "$name" "$ck" "$RES"
+}
+
+evaluate() {  # evaluate NAME CK DEST: score CK's best checkpoint on the test split; results and log into DEST
+  local name=$1 ck=$2 dest=$3
   fairseq-syntax-lambada-eval "$DATA" --path "$ck/checkpoint_best.pt" --split test --json "$ck.eval.json" \
     --predictions "$ck.pred.jsonl" > "$ck.eval.txt" 2>> "$ck.train.log"
-  keep_log "$ck.train.log" "$RES/$name.train.log.gz"
-  atomic "$RES/$name.pred.jsonl.gz" gzip -9 -n -c "$ck.pred.jsonl"
-  atomic "$RES/$name.eval.txt" cat "$ck.eval.txt"
-  atomic "$RES/$name.eval.json" cat "$ck.eval.json"
-  cat "$RES/$name.eval.txt" >&2
+  keep_log "$ck.train.log" "$dest/$name.train.log.gz"
+  atomic "$dest/$name.pred.jsonl.gz" gzip -9 -n -c "$ck.pred.jsonl"
+  atomic "$dest/$name.eval.txt" cat "$ck.eval.txt"
+  atomic "$dest/$name.eval.json" cat "$ck.eval.json"
+  cat "$dest/$name.eval.txt" >&2
 }
+
+summarize() {  # summarize DIR [README]: the table and paired tests of the runs in DIR
+  local sum_args=(--results "$1" --patience "$PATIENCE" --max-update "$MAX_UPDATE" --valid-interval "$INTERVAL")
+  local inst
+  [ -z "${2:-}" ] || sum_args+=(--readme "$2")
+  inst=$(dirname "$DATA")/raw/test.inst.jsonl  # for the most-frequent-context-word reference
+  if [ -f "$inst" ] && [ -f "$STOPWORDS" ]; then sum_args+=(--instances "$inst" --stopwords "$STOPWORDS"); fi
+  python scripts/summarize_lambada.py "${sum_args[@]}"
+}
+
+if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, scored beside the results
+  rm -rf "$RES/snapshot"  # a run that finished since the last snapshot is not shown as it stood then
+  snaps=0
+  failed=0
+  for seed in $SEEDS; do for run in $RUNS; do
+    name=$TAG${run}_seed$seed
+    ck=$CKPTS/$name
+    if finished "$name" || [ ! -f "$ck/checkpoint_best.pt" ]; then continue; fi
+    mkdir -p "$RES/snapshot"
+    echo "[lambada] snapshot of $name: $(stopping_rule "$ck.train.log" --describe)" >&2
+    evaluate "$name" "$ck" "$RES/snapshot" &
+    snaps=$((snaps + 1))
+    [ "$snaps" -lt "$JOBS" ] || { wait -n || failed=1; snaps=$((snaps - 1)); }
+  done; done
+  while [ "$snaps" -gt 0 ]; do wait -n || failed=1; snaps=$((snaps - 1)); done
+  [ "$failed" = 0 ] || { echo "[lambada] a snapshot's evaluation failed (see $CKPTS/<run>.train.log)" >&2; exit 1; }
+  [ -d "$RES/snapshot" ] || { echo "[lambada] no unfinished run has a checkpoint to score" >&2; exit 1; }
+  summarize "$RES/snapshot"
+  echo "[lambada] snapshot in $RES/snapshot (fixed budgets, not converged; the runs resume as before)" >&2
+  exit 0
+fi
 
 jobs_=()
 for seed in $SEEDS; do for run in $RUNS; do jobs_+=("$run $seed"); done; done
@@ -172,9 +212,5 @@ for j in "${jobs_[@]}"; do  # a slot is refilled as soon as any run ends; one fa
 done
 while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
 [ "$failed" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }
-sum_args=(--results "$RES" --patience "$PATIENCE" --max-update "$MAX_UPDATE" --valid-interval "$INTERVAL")
-[ -z "$README_MD" ] || sum_args+=(--readme "$README_MD")
-inst=$(dirname "$DATA")/raw/test.inst.jsonl  # for the most-frequent-context-word reference
-if [ -f "$inst" ] && [ -f "$STOPWORDS" ]; then sum_args+=(--instances "$inst" --stopwords "$STOPWORDS"); fi
-python scripts/summarize_lambada.py "${sum_args[@]}"
+summarize "$RES" "$README_MD"
 echo "[lambada] results in $RES (summary.json: the table and exact McNemar tests between the runs)" >&2

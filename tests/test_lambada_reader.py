@@ -226,6 +226,24 @@ def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
     assert row["runs"]["1"]["trained"]["last_update"] in (2, 4)
     assert 0 <= json.loads((tmp_path / "res/sa_early_corefall_seed1.eval.json").read_text())["all"]["accuracy"] <= 100
     assert "training to update 2" in proc.stderr
+    # --snapshot, as after a call's time limit: under a longer rule the run is unfinished; its best checkpoint so
+    # far is scored beside the results, not as a result, and an earlier snapshot's runs are not kept
+    stale = tmp_path / "res2/snapshot/sa_early_seed1.eval.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    snap = cmd[:cmd.index("--patience")] + ["--patience", "3", "--max-update", "10", "--runs", "sa_early_corefall",
+                                            "--jobs", "1", "--out", str(tmp_path / "res2"), "--checkpoints",
+                                            str(tmp_path / "ck"), "--snapshot"]
+    proc = run(snap, cwd=tmp_path, env=env, timeout=1800)
+    assert "snapshot of sa_early_corefall_seed1" in proc.stderr and "training to update" not in proc.stderr
+    assert not stale.exists() and not list((tmp_path / "res2").glob("*.eval.json"))
+    s = json.loads((tmp_path / "res2/snapshot/summary.json").read_text())
+    assert set(s["runs"]) == {"sa_early_corefall_seed1"}
+    trained = s["systems"]["sa_early_corefall"]["runs"]["1"]["trained"]
+    assert trained["stopped"] is None and trained["last_update"] == row["runs"]["1"]["trained"]["last_update"]
+    assert "fixed budget, not converged" in (tmp_path / "res2/snapshot/summary.md").read_text()
+    assert s["runs"]["sa_early_corefall_seed1"]["all"] == json.loads(
+        (tmp_path / "res/sa_early_corefall_seed1.eval.json").read_text())["all"]
 
 
 @pytest.mark.slow
