@@ -3,15 +3,20 @@
 # (SG-Net against vanilla) at --max-tokens 32768 with fairseq's default --num-workers. Prints one table.
 #
 #   bash scripts/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
-#                             [--updates 300] [--speed-updates 150] [--out results/gpu_check.md]
+#                             [--updates 300] [--speed-updates 150] [--speed-rounds 2] [--speed-max-tokens 32768]
+#                             [--out results/gpu_check.md] [--logs DIR] [--cpu]
 #
 # Uses the fairseq-train on PATH (else a wrapper, data-prep/common.sh: console_scripts) and this checkout as
 # --user-dir (no install needed). A family whose data is not given is reported as not run. Each training must end
-# with a finite loss; the throughput ratio is words/s of transformer_sgnet_wmt_en_de over transformer_wmt_en_de on
-# the same batches (goal >= 0.93).
+# with a finite loss. Throughput: --speed-rounds rounds of transformer_wmt_en_de and transformer_sgnet_wmt_en_de
+# on the same batches, the order alternating by round, logged every update; scripts/train_speed.py gives SG-Net's
+# words/s over vanilla's, steady (median update after the first 20) and overall (epoch starts included), the
+# median over rounds (goal >= 0.93). --out is rewritten after every run, so a call cut short keeps the rows it
+# finished; --logs keeps fairseq's logs (default: a temporary folder, removed). --cpu trains in fp32 on the CPU,
+# to try the script without a GPU (its words/s say nothing about one).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-M30K="" COLA="" LAMBADA="" UPDATES=300 SPEED_UPDATES=150 OUT=""
+M30K="" COLA="" LAMBADA="" UPDATES=300 SPEED_UPDATES=150 ROUNDS=2 SPEED_TOKENS=32768 OUT="" LOGS="" PREC=(--fp16)
 while [ $# -gt 0 ]; do
   case $1 in
     --multi30k) M30K=$2; shift 2 ;;
@@ -19,28 +24,52 @@ while [ $# -gt 0 ]; do
     --lambada) LAMBADA=$2; shift 2 ;;
     --updates) UPDATES=$2; shift 2 ;;
     --speed-updates) SPEED_UPDATES=$2; shift 2 ;;
+    --speed-rounds) ROUNDS=$2; shift 2 ;;
+    --speed-max-tokens) SPEED_TOKENS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --logs) LOGS=$2; shift 2 ;;
+    --cpu) PREC=(--cpu); shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
 export PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # console_scripts: wrappers where fairseq and this package are not installed
+source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
 console_scripts
 U=$ROOT/fairseq_syntax
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-GPU=$(python -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')")
-VERSIONS=$(python -c "import sys, torch, fairseq; print(f'Python {sys.version.split()[0]}, torch {torch.__version__}, fairseq {fairseq.__version__}')")
+if [ -n "$LOGS" ]; then mkdir -p "$LOGS"; else LOGS=$WORK/logs; mkdir -p "$LOGS"; fi
+if [ "${PREC[0]}" = --cpu ]; then GPU=CPU; MODE="fp32 on the CPU (--cpu: a trial of the script, not a GPU check)"; else
+  GPU=$(python -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')")
+  MODE=fp16
+fi
+VERSIONS=$(python -c "import sys, torch, fairseq
+print(f'Python {sys.version.split()[0]}, torch {torch.__version__}, fairseq {fairseq.__version__}')")
 ROWS=()
+RATIO="not measured"
+
+table() {  # table [in progress]: the table so far, to stdout and --out
+  {
+    echo "GPU check on $GPU ($VERSIONS), $(date +%Y-%m-%d), $MODE${1:+ ($1)}"
+    echo
+    echo "| run | updates | final train loss | words/s | status |"
+    echo "|---|---|---|---|---|"
+    printf '%s\n' "${ROWS[@]}"
+    echo
+    echo "transformer_sgnet_wmt_en_de / transformer_wmt_en_de words/s at --max-tokens $SPEED_TOKENS," \
+      "default --num-workers: $RATIO (goal >= 0.93)"
+  } > "$WORK/table.md"
+  [ -z "$OUT" ] || atomic "$OUT" cat "$WORK/table.md"
+}
 
 # last logged value of KEY (loss, wps, ...) on the train summary line of LOG
 last() { grep -E "\| train \|" "$2" | tail -1 | sed -E "s/.*\| $1 ([0-9.]+).*/\1/"; }
 
-train() {  # train NAME DATA TASK ARCH UPDATES [flags...]: one fp16 run; a row: name, updates, final loss, words/s
+train() {  # train NAME DATA TASK ARCH UPDATES [flags...]: one run; a row: name, updates, final loss, words/s
   local name=$1 data=$2 task=$3 arch=$4 n=$5; shift 5
-  local log=$WORK/$name.log loss wps status
-  if fairseq-train "$data" --user-dir "$U" --task "$task" --arch "$arch" --fp16 --max-update "$n" --seed 1 \
+  local log=$LOGS/$name.log loss wps status
+  if fairseq-train "$data" --user-dir "$U" --task "$task" --arch "$arch" "${PREC[@]}" --max-update "$n" --seed 1 \
        --save-dir "$WORK/ck_$name" --no-save --disable-validation --log-format simple --log-interval 50 "$@" \
        > "$log" 2>&1; then
     loss=$(last loss "$log"); wps=$(last wps "$log")
@@ -50,18 +79,37 @@ train() {  # train NAME DATA TASK ARCH UPDATES [flags...]: one fp16 run; a row: 
   fi
   ROWS+=("| $name | $n | $loss | $wps | $status |")
   echo "[gpu_check] $name: $status (loss $loss, $wps words/s)" >&2
+  table "in progress"
 }
 
 NMT=(-s en -t de --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr 5e-4
   --lr-scheduler inverse_sqrt --warmup-updates 100 --criterion label_smoothed_cross_entropy --label-smoothing 0.1)
 if [ -n "$M30K" ]; then
-  train transformer_sgnet_small "$M30K" syntax_guided_translation transformer_sgnet_small "$UPDATES" "${NMT[@]}" --max-tokens 4096
+  train transformer_sgnet_small "$M30K" syntax_guided_translation transformer_sgnet_small "$UPDATES" "${NMT[@]}" \
+    --max-tokens 4096
   train transformer_sgnet_small+alpha+first_head "$M30K" syntax_guided_translation transformer_sgnet_small "$UPDATES" \
     "${NMT[@]}" --max-tokens 4096 --sgnet-learn-alpha --sgnet-subword-mode first_head
-  train transformer_sla_small "$M30K" syntax_guided_translation transformer_sla_small "$UPDATES" "${NMT[@]}" --max-tokens 4096
-  # throughput: transformer-base, 32k tokens per batch, default --num-workers, the same batches
-  train speed_vanilla "$M30K" translation transformer_wmt_en_de "$SPEED_UPDATES" "${NMT[@]}" --max-tokens 32768
-  train speed_sgnet "$M30K" syntax_guided_translation transformer_sgnet_wmt_en_de "$SPEED_UPDATES" "${NMT[@]}" --max-tokens 32768
+  train transformer_sla_small "$M30K" syntax_guided_translation transformer_sla_small "$UPDATES" "${NMT[@]}" \
+    --max-tokens 4096
+  # throughput: transformer-base, the same batches, every update logged; the order alternates by round
+  base=() cand=()
+  for r in $(seq 1 "$ROUNDS"); do
+    order="vanilla sgnet"; [ $((r % 2)) = 1 ] || order="sgnet vanilla"
+    for m in $order; do
+      if [ $m = vanilla ]; then
+        train speed_vanilla_r$r "$M30K" translation transformer_wmt_en_de "$SPEED_UPDATES" "${NMT[@]}" \
+          --max-tokens "$SPEED_TOKENS" --log-interval 1
+        base+=("$LOGS/speed_vanilla_r$r.log")
+      else
+        train speed_sgnet_r$r "$M30K" syntax_guided_translation transformer_sgnet_wmt_en_de "$SPEED_UPDATES" \
+          "${NMT[@]}" --max-tokens "$SPEED_TOKENS" --log-interval 1
+        cand+=("$LOGS/speed_sgnet_r$r.log")
+      fi
+    done
+  done
+  RATIO=$(python "$ROOT/scripts/train_speed.py" --baseline "${base[@]}" --candidate "${cand[@]}" \
+    --skip $((SPEED_UPDATES < 40 ? 0 : 20)) --json "$LOGS/speed.json" --line) || RATIO="not measured (see the logs)"
+  table "in progress"
 else
   ROWS+=("| translation families | - | - | - | not run (no --multi30k) |")
 fi
@@ -82,18 +130,5 @@ if [ -n "$LAMBADA" ]; then
 else
   ROWS+=("| bidaf* | - | - | - | not run (no --lambada) |")
 fi
-
-RATIO="-"
-if [ -n "$M30K" ]; then
-  RATIO=$(python -c "import sys; a, b = sys.argv[1:]; print(f'{float(b) / float(a):.3f}')" \
-    "$(last wps "$WORK/speed_vanilla.log")" "$(last wps "$WORK/speed_sgnet.log")" 2>/dev/null || echo "-")
-fi
-{
-  echo "GPU check on $GPU ($VERSIONS), $(date +%Y-%m-%d), fp16"
-  echo
-  echo "| run | updates | final train loss | words/s | status |"
-  echo "|---|---|---|---|---|"
-  printf '%s\n' "${ROWS[@]}"
-  echo
-  echo "transformer_sgnet_wmt_en_de / transformer_wmt_en_de words/s at --max-tokens 32768, default --num-workers: $RATIO (goal >= 0.93)"
-} | tee "${OUT:-/dev/null}"
+table
+cat "$WORK/table.md"

@@ -24,10 +24,11 @@
 # --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
 # results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
 # --status says where each run of the same options stands (finished, its dev accuracy; or its validations so far)
-# and trains nothing. --snapshot trains nothing either: it scores the best checkpoint so far of each run that has not
-# finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed budgets, not
-# converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package are only importable (a lent GPU,
-# ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts (data-prep/common.sh).
+# and trains nothing. --snapshot trains nothing either: it scores the best checkpoint so far of each run that has
+# not finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed budgets,
+# not converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package
+# are only importable (a lent GPU, ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts
+# (data-prep/common.sh).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DATA=$ROOT/work/lambada/bin
