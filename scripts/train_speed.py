@@ -2,7 +2,7 @@
 """Training throughput from fairseq training logs, and the ratio of a candidate's to a baseline's.
 
 A run's words/s in fairseq's epoch summary includes each epoch's start (a new DataLoader worker, the epoch's
-batches); on Multi30k at 32k tokens an epoch is about 13 updates, so that share is far larger than on WMT and
+batches); on Multi30k at 32k tokens an epoch is about 15 updates, so that share is far larger than on WMT and
 depends on the task's loader. Both figures are given: ``steady``, the median words/s of the logged intervals
 after ``--skip`` updates and after the first (train with ``--log-interval 1`` for one per update; the intervals
 that hold an epoch's start are the outliers the median leaves out), and ``overall``, all words after ``--skip``
