@@ -39,7 +39,8 @@ console_scripts
 U=$ROOT/fairseq_syntax
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-if [ -n "$LOGS" ]; then mkdir -p "$LOGS"; else LOGS=$WORK/logs; mkdir -p "$LOGS"; fi
+LOGS=${LOGS:-$WORK/logs}
+mkdir -p "$LOGS"
 if [ "${PREC[0]}" = --cpu ]; then GPU=CPU; MODE="fp32 on the CPU (--cpu: a trial of the script, not a GPU check)"; else
   GPU=$(python -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')")
   MODE=fp16

@@ -179,21 +179,31 @@ summarize() {  # summarize DIR [README]: the table and paired tests of the runs 
   python scripts/summarize_lambada.py "${sum_args[@]}"
 }
 
-if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, scored beside the results
-  rm -rf "$RES/snapshot"  # a run that finished since the last snapshot is not shown as it stood then
-  snaps=0
+in_slots() {  # in_slots FUNC: FUNC RUN SEED for every run and seed, --jobs at a time; a slot is refilled as soon as
+  # any ends and one failing does not stop the others; failed=1 if any failed. Called as a plain command, never in
+  # an `||` list, which would switch off set -e inside FUNC (an evaluation that failed would not stop its run)
+  local running=0 seed run
   failed=0
   for seed in $SEEDS; do for run in $RUNS; do
-    name=$TAG${run}_seed$seed
-    ck=$CKPTS/$name
-    if finished "$name" || [ ! -f "$ck/checkpoint_best.pt" ]; then continue; fi
-    mkdir -p "$RES/snapshot"
-    echo "[lambada] snapshot of $name: $(stopping_rule "$ck.train.log" --describe)" >&2
-    evaluate "$name" "$ck" "$RES/snapshot" &
-    snaps=$((snaps + 1))
-    [ "$snaps" -lt "$JOBS" ] || { wait -n || failed=1; snaps=$((snaps - 1)); }
+    "$1" "$run" "$seed" &
+    running=$((running + 1))
+    if [ "$running" -ge "$JOBS" ]; then wait -n || failed=1; running=$((running - 1)); fi
   done; done
-  while [ "$snaps" -gt 0 ]; do wait -n || failed=1; snaps=$((snaps - 1)); done
+  while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+}
+
+snapshot() {  # snapshot RUN SEED: an unfinished run's best checkpoint so far, scored into $RES/snapshot
+  local name=$TAG${1}_seed$2 ck
+  ck=$CKPTS/$name
+  if finished "$name" || [ ! -f "$ck/checkpoint_best.pt" ]; then return 0; fi
+  mkdir -p "$RES/snapshot"
+  echo "[lambada] snapshot of $name: $(stopping_rule "$ck.train.log" --describe)" >&2
+  evaluate "$name" "$ck" "$RES/snapshot"
+}
+
+if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, scored beside the results
+  rm -rf "$RES/snapshot"  # a run that finished since the last snapshot is not shown as it stood then
+  in_slots snapshot
   [ "$failed" = 0 ] || { echo "[lambada] a snapshot's evaluation failed (see $CKPTS/<run>.train.log)" >&2; exit 1; }
   [ -d "$RES/snapshot" ] || { echo "[lambada] no unfinished run has a checkpoint to score" >&2; exit 1; }
   summarize "$RES/snapshot"
@@ -201,17 +211,7 @@ if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, sc
   exit 0
 fi
 
-jobs_=()
-for seed in $SEEDS; do for run in $RUNS; do jobs_+=("$run $seed"); done; done
-failed=0
-running=0
-for j in "${jobs_[@]}"; do  # a slot is refilled as soon as any run ends; one failing does not stop the others
-  # shellcheck disable=SC2086
-  train_eval $j &
-  running=$((running + 1))
-  if [ "$running" -ge "$JOBS" ]; then wait -n || failed=1; running=$((running - 1)); fi
-done
-while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+in_slots train_eval
 [ "$failed" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }
 summarize "$RES" "$README_MD"
 echo "[lambada] results in $RES (summary.json: the table and exact McNemar tests between the runs)" >&2

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from training_log import open_log  # noqa: E402
+from training_log import is_start, open_log  # noqa: E402
 
 from fairseq_syntax.atomic import atomic_path  # noqa: E402
 
@@ -33,7 +33,7 @@ def intervals(log: str) -> list[tuple[int, int, float, float]]:
     out, prev, started = [], 0, False
     with open_log(log) as fh:
         for lineno, line in enumerate(fh, 1):
-            if "'common': {" in line:  # fairseq's config, logged at each start
+            if is_start(line):
                 if started:
                     raise ValueError(f"{log}: line {lineno}: a second start (a resumed run): its first interval's "
                                      "updates are not known; time one uninterrupted process")

@@ -13,6 +13,11 @@ GPU_RE = re.compile(r"capabilities = .*; name = (.+?)\s*$")  # fairseq's CUDA en
 WORLD_RE = re.compile(r"training on (\d+) devices")
 
 
+def is_start(line: str) -> bool:
+    """fairseq's config line, logged once at every (re)start of training."""
+    return "'common': {" in line
+
+
 def open_log(path: str):
     """fairseq's log as written, or gzipped after the run (results/ keeps them compressed)."""
     return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
@@ -37,7 +42,7 @@ def training_setup(log: str) -> dict | None:
         return None
     with open_log(log) as fh:
         for n, line in enumerate(fh, 1):
-            if "'common': {" in line:
+            if is_start(line):
                 common = dict(re.findall(r"'(\w+)': (True|False)", line.split("'common': {", 1)[1].split("}", 1)[0]))
                 starts.append({"line": n, "precision": precision(common), "device": "CPU", "processes": 1})
             elif starts and (m := GPU_RE.search(line)) and starts[-1]["device"] == "CPU":
