@@ -152,3 +152,77 @@ def test_coreference_that_does_not_match_the_tokens_is_rejected(tmp_path):
     (tmp_path / "z.jsonl").write_text(json.dumps({"tokens": PASSAGE[:-1], "clusters": [[[3, 4]]]}) + "\n")
     with pytest.raises(ValueError, match="1 records, but there are 2 passages"):
         list(read_coref_jsonl(str(tmp_path / "z.jsonl"), [PASSAGE[:-1], PASSAGE]))
+
+
+def _binarized(tmp_path, answers=("him", "mary", "book")):
+    from fairseq.data import Dictionary
+
+    from fairseq_syntax.reader.annotate import Annotated
+    from fairseq_syntax.reader.binarize import write_split
+    from fairseq_syntax.reader.instances import Instance
+
+    d = Dictionary()
+    for w in PASSAGE:
+        d.add_symbol(w)
+    items = [Annotated(Instance(PASSAGE[:10], PASSAGE[10:13], a, [(0, 4), (4, 10)]), annotation(), "PRON", "")
+             for a in answers]
+    out = tmp_path / "new"
+    out.mkdir()
+    assert write_split(str(out), "train", items, d) == len(answers)
+    return out, d
+
+
+def test_binarized_reader_split_uses_two_bytes_and_reads_like_the_four_byte_files(tmp_path):
+    """Word ids as fairseq-preprocess stores them, positions in int16; earlier preps wrote int32 throughout,
+    and those files must give the same batches and signals."""
+    from fairseq.data import indexed_dataset
+
+    from fairseq_syntax.data.heads_io import IndexedWriter
+    from fairseq_syntax.reader.dataset import PARTS, ReaderDataset
+    from fairseq_syntax.reader.supervision import SIGNALS
+
+    new, d = _binarized(tmp_path)
+    old = tmp_path / "old"
+    old.mkdir()
+    names = list(PARTS) + [f"sup.{s}" for s in SIGNALS]
+    for name in names:
+        ds = indexed_dataset.MMapIndexedDataset(str(new / f"train.{name}"))
+        assert ds._index.dtype == (np.uint16 if name in ("context", "query") else np.int16), name
+        with IndexedWriter(str(old / f"train.{name}"), np.int32) as w:
+            for i in range(len(ds)):
+                w.add(ds[i].numpy())
+        del ds
+    assert (new / "train.ctypes.bin").stat().st_size == 2 * 3 * 10
+    (old / "train.types.jsonl").write_text((new / "train.types.jsonl").read_text())
+    batches = []
+    for where in (new, old):
+        ds = ReaderDataset(str(where), "train", d, SIGNALS, shuffle=False)
+        batch = ds.collater([2, 0, 1])
+        batches.append((batch, ds.signal_targets(batch["id"], batch["net_input"]["context"].size(1))))
+    (a, sig_a), (b, sig_b) = batches
+    for key in ("ctypes", "answer", "answer_mask"):
+        assert a[key].dtype == b[key].dtype and torch.equal(a[key], b[key]), key
+    for key in ("context", "query", "sentence_ids"):
+        assert a["net_input"][key].dtype == torch.int64 and torch.equal(a["net_input"][key], b["net_input"][key])
+    assert a["answer"].tolist() == [8, -1, 2]  # types in order: john saw mary . he gave her a book; "him" is absent
+    for s in SIGNALS:
+        x, y = sig_a[s], sig_b[s]
+        assert all(torch.equal(u, v) for u, v in zip(x, y)) if isinstance(x, tuple) else torch.equal(x, y), s
+
+
+def test_a_split_that_fails_midway_leaves_no_files(tmp_path):
+    from fairseq.data import Dictionary
+
+    from fairseq_syntax.reader.annotate import Annotated
+    from fairseq_syntax.reader.binarize import write_split
+    from fairseq_syntax.reader.instances import Instance
+
+    long = [f"w{i}" for i in range(40000)]  # 40,000 distinct words: local type ids past int16
+    d = Dictionary()
+    for w in PASSAGE + long:
+        d.add_symbol(w)
+    ok = Annotated(Instance(PASSAGE[:10], PASSAGE[10:13], "him", [(0, 4), (4, 10)]), annotation(), "PRON", "")
+    too_long = Annotated(Instance(long, ["x"], "w1", [(0, len(long))]), annotation(), "PRON", "")
+    with pytest.raises(ValueError, match=r"train\.ctypes\.bin: item 1 holds 32768, outside int16"):
+        write_split(str(tmp_path), "train", [ok, too_long], d)
+    assert list(tmp_path.iterdir()) == []

@@ -50,7 +50,9 @@ def check_sizes(heads_sizes, src_sizes, heads_name: str, src_name: str, eos: int
 
 
 class IndexedWriter:
-    """Items into ``{prefix}.bin/.idx``, written under temporary names that :meth:`close` renames into place."""
+    """Items into ``{prefix}.bin/.idx``, written under temporary names that :meth:`close` renames into place.
+
+    Used as a context manager, a block that fails removes the temporary files instead."""
 
     def __init__(self, path_prefix: str, dtype=np.int32):
         self.prefix = path_prefix
@@ -58,15 +60,34 @@ class IndexedWriter:
         self._bin = self._files.enter_context(atomic_path(indexed_dataset.data_file_path(path_prefix)))
         self._idx = self._files.enter_context(atomic_path(indexed_dataset.index_file_path(path_prefix)))
         self.b = indexed_dataset.MMapIndexedDatasetBuilder(self._bin, dtype=dtype)
+        self.dtype, self.items = np.dtype(dtype), 0
 
     def add(self, values) -> None:
         import torch
 
-        self.b.add_item(torch.as_tensor(np.asarray(values, dtype=np.int64).reshape(-1)))
+        values = np.asarray(values, dtype=np.int64).reshape(-1)
+        info = np.iinfo(self.dtype)
+        if len(values) and (values.min() < info.min or values.max() > info.max):
+            bad = values[(values < info.min) | (values > info.max)][0]
+            raise ValueError(f"{self.prefix}.bin: item {self.items} holds {bad}, outside {self.dtype.name} "
+                             f"({info.min}..{info.max}); nothing was written")
+        self.b.add_item(torch.as_tensor(values))
+        self.items += 1
 
     def close(self) -> None:
         self.b.finalize(self._idx)
         self._files.close()
+
+    def abort(self) -> None:
+        self.b._data_file.close()
+        err = RuntimeError(f"{self.prefix}: abandoned")
+        self._files.__exit__(RuntimeError, err, None)  # each atomic_path sees a failure and removes its file
+
+    def __enter__(self) -> "IndexedWriter":
+        return self
+
+    def __exit__(self, kind, value, tb) -> None:
+        self.close() if kind is None else self.abort()
 
 
 def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_trees: "int | None" = None) -> int:
@@ -97,8 +118,7 @@ def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_tre
     check_sizes([len(r) for r in rows], np.array(src.sizes), heads_text, src_prefix + ".bin")
     longest = max((len(r) for r in rows), default=0)
     dtype = np.int16 if longest < np.iinfo(np.int16).max else np.int32
-    writer = IndexedWriter(out_prefix, dtype)
-    for r in rows:
-        writer.add(r)
-    writer.close()
+    with IndexedWriter(out_prefix, dtype) as writer:
+        for r in rows:
+            writer.add(r)
     return len(rows)

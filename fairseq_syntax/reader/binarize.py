@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from typing import Sequence
 
 import numpy as np
 from fairseq.data import Dictionary
+from fairseq.data.indexed_dataset import best_fitting_int_dtype
 
+from ..atomic import atomic_path
 from ..data.heads_io import IndexedWriter
 from .annotate import target_type
 from .dataset import PARTS, prefix
@@ -37,10 +40,15 @@ def local_types(context: Sequence[str], answer: str) -> tuple[list[int], int]:
 
 def write_split(data_dir: str, split: str, annotated, dictionary: Dictionary, signals=SIGNALS) -> int:
     """Binarize one split from :class:`~fairseq_syntax.reader.annotate.Annotated` items."""
-    writers = {p: IndexedWriter(prefix(data_dir, split, p)) for p in PARTS}
-    sup = {s: IndexedWriter(prefix(data_dir, split, f"sup.{s}")) for s in signals}
+    # word ids as fairseq-preprocess stores them; the rest are positions or counts within one context: int16
+    words = best_fitting_int_dtype(len(dictionary))
+    dtypes = {p: words if p in ("context", "query") else np.int16 for p in PARTS}
     n = 0
-    with open(prefix(data_dir, split, "types.jsonl"), "w", encoding="utf-8") as types_fh:
+    with ExitStack() as files:
+        writers = {p: files.enter_context(IndexedWriter(prefix(data_dir, split, p), dtypes[p])) for p in PARTS}
+        sup = {s: files.enter_context(IndexedWriter(prefix(data_dir, split, f"sup.{s}"), np.int16)) for s in signals}
+        types_fh = files.enter_context(open(files.enter_context(atomic_path(prefix(data_dir, split, "types.jsonl"))),
+                                            "w", encoding="utf-8"))
         for a in annotated:
             inst = a.instance
             writers["context"].add([dictionary.index(w) for w in inst.context])
@@ -56,6 +64,4 @@ def write_split(data_dir: str, split: str, annotated, dictionary: Dictionary, si
                 sup[s].add(pairs)
             types_fh.write(json.dumps(target_type(a)) + "\n")
             n += 1
-    for w in list(writers.values()) + list(sup.values()):
-        w.close()
     return n
