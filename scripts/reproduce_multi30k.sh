@@ -155,8 +155,8 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   mkdir -p "$ck"
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
   # uninterrupted one would (fairseq's own --patience restarts its count on resume); and a process that goes on
-  # into the next epoch trains it differently from one resumed there (fairseq's translation task keeps one data
-  # loader across epochs; docs/results.md, "Why one process per epoch"), so only this makes a resume exact
+  # into the next epoch trains it differently from one resumed there (fairseq keeps the batches it made in a
+  # process's first epoch; docs/results.md, "Why one process per epoch"), so only this makes a resume exact
   while [ ! -f "$ck/done" ]; do
     epoch=$(stopping_rule "$log")
     if [ "$epoch" = stop ]; then
