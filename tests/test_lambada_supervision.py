@@ -154,36 +154,31 @@ def test_coreference_that_does_not_match_the_tokens_is_rejected(tmp_path):
         list(read_coref_jsonl(str(tmp_path / "z.jsonl"), [PASSAGE[:-1], PASSAGE]))
 
 
-def _binarized(tmp_path, answers=("him", "mary", "book")):
-    from fairseq.data import Dictionary
-
+def _item(answer, context=PASSAGE[:10], sentences=((0, 4), (4, 10))):
+    """One annotated instance for write_split: the hand-worked passage's annotation, any context and answer."""
     from fairseq_syntax.reader.annotate import Annotated
-    from fairseq_syntax.reader.binarize import write_split
     from fairseq_syntax.reader.instances import Instance
 
-    d = Dictionary()
-    for w in PASSAGE:
-        d.add_symbol(w)
-    items = [Annotated(Instance(PASSAGE[:10], PASSAGE[10:13], a, [(0, 4), (4, 10)]), annotation(), "PRON", "")
-             for a in answers]
-    out = tmp_path / "new"
-    out.mkdir()
-    assert write_split(str(out), "train", items, d) == len(answers)
-    return out, d
+    return Annotated(Instance(list(context), PASSAGE[10:13], answer, list(sentences)), annotation(), "PRON", "")
 
 
 def test_binarized_reader_split_uses_two_bytes_and_reads_like_the_four_byte_files(tmp_path):
     """Word ids as fairseq-preprocess stores them, positions in int16; earlier preps wrote int32 throughout,
     and those files must give the same batches and signals."""
-    from fairseq.data import indexed_dataset
+    from fairseq.data import Dictionary, indexed_dataset
 
     from fairseq_syntax.data.heads_io import IndexedWriter
+    from fairseq_syntax.reader.binarize import write_split
     from fairseq_syntax.reader.dataset import PARTS, ReaderDataset
     from fairseq_syntax.reader.supervision import SIGNALS
 
-    new, d = _binarized(tmp_path)
-    old = tmp_path / "old"
+    d = Dictionary()
+    for w in PASSAGE:
+        d.add_symbol(w)
+    new, old = tmp_path / "new", tmp_path / "old"
+    new.mkdir()
     old.mkdir()
+    assert write_split(str(new), "train", [_item(a) for a in ("him", "mary", "book")], d) == 3
     names = list(PARTS) + [f"sup.{s}" for s in SIGNALS]
     for name in names:
         ds = indexed_dataset.MMapIndexedDataset(str(new / f"train.{name}"))
@@ -213,16 +208,12 @@ def test_binarized_reader_split_uses_two_bytes_and_reads_like_the_four_byte_file
 def test_a_split_that_fails_midway_leaves_no_files(tmp_path):
     from fairseq.data import Dictionary
 
-    from fairseq_syntax.reader.annotate import Annotated
     from fairseq_syntax.reader.binarize import write_split
-    from fairseq_syntax.reader.instances import Instance
 
     long = [f"w{i}" for i in range(40000)]  # 40,000 distinct words: local type ids past int16
     d = Dictionary()
     for w in PASSAGE + long:
         d.add_symbol(w)
-    ok = Annotated(Instance(PASSAGE[:10], PASSAGE[10:13], "him", [(0, 4), (4, 10)]), annotation(), "PRON", "")
-    too_long = Annotated(Instance(long, ["x"], "w1", [(0, len(long))]), annotation(), "PRON", "")
     with pytest.raises(ValueError, match=r"train\.ctypes\.bin: item 1 holds 32768, outside int16"):
-        write_split(str(tmp_path), "train", [ok, too_long], d)
+        write_split(str(tmp_path), "train", [_item("him"), _item("w1", long, [(0, len(long))])], d)
     assert list(tmp_path.iterdir()) == []

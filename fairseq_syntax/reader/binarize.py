@@ -47,8 +47,8 @@ def write_split(data_dir: str, split: str, annotated, dictionary: Dictionary, si
     with ExitStack() as files:
         writers = {p: files.enter_context(IndexedWriter(prefix(data_dir, split, p), dtypes[p])) for p in PARTS}
         sup = {s: files.enter_context(IndexedWriter(prefix(data_dir, split, f"sup.{s}"), np.int16)) for s in signals}
-        types_fh = files.enter_context(open(files.enter_context(atomic_path(prefix(data_dir, split, "types.jsonl"))),
-                                            "w", encoding="utf-8"))
+        types_tmp = files.enter_context(atomic_path(prefix(data_dir, split, "types.jsonl")))
+        types_fh = files.enter_context(open(types_tmp, "w", encoding="utf-8"))
         for a in annotated:
             inst = a.instance
             writers["context"].add([dictionary.index(w) for w in inst.context])
