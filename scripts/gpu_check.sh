@@ -4,7 +4,7 @@
 #
 #   bash scripts/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
 #                             [--updates 300] [--speed-updates 150] [--speed-rounds 2] [--speed-max-tokens 32768]
-#                             [--out results/gpu_check.md] [--logs DIR] [--cpu]
+#                             [--out results/gpu_check.md] [--logs DIR] [--cpu] [--speed-only]
 #
 # Uses the fairseq-train on PATH (else a wrapper, data-prep/common.sh: console_scripts) and this checkout as
 # --user-dir (no install needed). A family whose data is not given is reported as not run. Each training must end
@@ -13,10 +13,12 @@
 # words/s over vanilla's, steady (median update after the first 20) and overall (epoch starts included), the
 # median over rounds (goal >= 0.93). --out is rewritten after every run, so a call cut short keeps the rows it
 # finished; --logs keeps fairseq's logs (default: a temporary folder, removed). --cpu trains in fp32 on the CPU,
-# to try the script without a GPU (its words/s say nothing about one).
+# to try the script without a GPU (its words/s say nothing about one). --speed-only measures the throughput pair
+# alone (the families are reported as not run), for a lease too short for both.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 M30K="" COLA="" LAMBADA="" UPDATES=300 SPEED_UPDATES=150 ROUNDS=2 SPEED_TOKENS=32768 OUT="" LOGS="" PREC=(--fp16)
+SPEED_ONLY=""
 while [ $# -gt 0 ]; do
   case $1 in
     --multi30k) M30K=$2; shift 2 ;;
@@ -29,6 +31,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2 ;;
     --logs) LOGS=$2; shift 2 ;;
     --cpu) PREC=(--cpu); shift ;;
+    --speed-only) SPEED_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
@@ -85,13 +88,17 @@ train() {  # train NAME DATA TASK ARCH UPDATES [flags...]: one run; a row: name,
 
 NMT=(-s en -t de --share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --lr 5e-4
   --lr-scheduler inverse_sqrt --warmup-updates 100 --criterion label_smoothed_cross_entropy --label-smoothing 0.1)
-if [ -n "$M30K" ]; then
+if [ -n "$SPEED_ONLY" ]; then
+  ROWS+=("| transformer_*_small | - | - | - | not run (--speed-only) |")
+elif [ -n "$M30K" ]; then
   train transformer_sgnet_small "$M30K" syntax_guided_translation transformer_sgnet_small "$UPDATES" "${NMT[@]}" \
     --max-tokens 4096
   train transformer_sgnet_small+alpha+first_head "$M30K" syntax_guided_translation transformer_sgnet_small "$UPDATES" \
     "${NMT[@]}" --max-tokens 4096 --sgnet-learn-alpha --sgnet-subword-mode first_head
   train transformer_sla_small "$M30K" syntax_guided_translation transformer_sla_small "$UPDATES" "${NMT[@]}" \
     --max-tokens 4096
+fi
+if [ -n "$M30K" ]; then
   # throughput: transformer-base, the same batches, every update logged; the order alternates by round
   base=() cand=()
   for r in $(seq 1 "$ROUNDS"); do
@@ -114,7 +121,9 @@ if [ -n "$M30K" ]; then
 else
   ROWS+=("| translation families | - | - | - | not run (no --multi30k) |")
 fi
-if [ -n "$COLA" ]; then
+if [ -n "$SPEED_ONLY" ]; then
+  ROWS+=("| roberta_*, bidaf* | - | - | - | not run (--speed-only) |")
+elif [ -n "$COLA" ]; then
   for arch in roberta_baseline_small roberta_sgnet_small roberta_sla_small; do
     train "$arch" "$COLA" syntax_sentence_prediction "$arch" "$UPDATES" --criterion sentence_prediction \
       --num-classes 2 --optimizer adam --lr 1e-4 --batch-size 32 --max-positions 512
@@ -122,7 +131,9 @@ if [ -n "$COLA" ]; then
 else
   ROWS+=("| roberta_* | - | - | - | not run (no --cola) |")
 fi
-if [ -n "$LAMBADA" ]; then
+if [ -n "$SPEED_ONLY" ]; then
+  :  # its row is the encoders'
+elif [ -n "$LAMBADA" ]; then
   for arch in bidaf bidaf_sa_early bidaf_sa_late bidaf_sa_both; do
     signals=none; [ "$arch" = bidaf ] || signals=CorefAll
     train "$arch" "$LAMBADA" lambada_reader "$arch" "$UPDATES" --criterion pointer_sum --signals "$signals" \

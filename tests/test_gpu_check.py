@@ -93,3 +93,18 @@ def test_gpu_check_runs_on_the_cpu_and_keeps_its_rows_and_logs(prepared, tmp_pat
     assert all(r["candidate"]["updates"] == 2 for r in speed["rounds"])  # updates 2 and 3: the first is not timed
     assert f"{speed['steady_ratio']:.3f} steady" in text and "median of 2 rounds" in text
     assert proc.stdout == text
+
+
+@pytest.mark.slow
+def test_gpu_check_speed_only_trains_the_throughput_pair_alone(prepared, tmp_path):
+    """--speed-only, for a lease too short for every family: the pair's rounds and ratio, the rest reported as
+    not run even when their data are given."""
+    out = tmp_path / "gpu_check.md"
+    proc = run(["bash", str(ROOT / "scripts/gpu_check.sh"), "--cpu", "--speed-only", "--multi30k",
+                str(prepared / "bin"), "--lambada", str(tmp_path / "absent"), "--speed-updates", "3",
+                "--speed-rounds", "1", "--speed-max-tokens", "1024", "--out", str(out)], timeout=1200)
+    text = out.read_text()
+    rows = [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows == ["run", "transformer_*_small", "speed_vanilla_r1", "speed_sgnet_r1", "roberta_*, bidaf*"]
+    assert text.count("| ok |") == 2 and text.count("not run (--speed-only)") == 2
+    assert "steady" in text and "median of 1 rounds" in text and proc.stdout == text
