@@ -79,7 +79,7 @@ class IndexedWriter:
         self._files.close()
 
     def abort(self) -> None:
-        self.b._data_file.close()
+        self.b.finalize(self._idx)  # fairseq's builder has no abort: finish it under the temporary names, then drop
         err = RuntimeError(f"{self.prefix}: abandoned")
         self._files.__exit__(RuntimeError, err, None)  # each atomic_path sees a failure and removes its file
 
