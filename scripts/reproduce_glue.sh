@@ -2,7 +2,8 @@
 # Fine-tune roberta_baseline, roberta_sgnet and roberta_sla from the lifted MiniLM-L6 weights on CoLA (MCC)
 # and SST-2 (accuracy), same budget and seeds for every model; dev scores go to results/glue/.
 #
-#   bash scripts/reproduce_glue.sh [--tasks "CoLA SST-2"] [--archs "roberta_baseline_small roberta_sgnet_small roberta_sla_small"]
+#   bash scripts/reproduce_glue.sh [--tasks "CoLA SST-2"]
+#                                  [--archs "roberta_baseline_small roberta_sgnet_small roberta_sla_small"]
 #                                  [--seeds "1 2 3"] [--updates-CoLA N] [--updates-SST-2 N] [--jobs 2] [--out DIR]
 #                                  [--data-root DIR]
 #
@@ -70,8 +71,8 @@ finetune() {  # finetune TASK ARCH SEED
   [ -n "$line" ] || { echo "[glue] $name: no validation line" >&2; return 1; }
   keep_log "$ck/train.log" "$RES/$name.train.log.gz"
   keep_log "$ck/valid.log" "$RES/$name.valid.log.gz"
-  atomic "$RES/$name.score" sed -E "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/task=$task arch=$arch seed=$seed accuracy=\1 mcc=\2/" \
-    <<< "$line"
+  local score="task=$task arch=$arch seed=$seed accuracy=\1 mcc=\2"
+  atomic "$RES/$name.score" sed -E "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/$score/" <<< "$line"
   rm -f "$ck"/checkpoint_last.pt "$ck"/checkpoint_*_*.pt  # keep only the best (disk)
   cat "$RES/$name.score" >&2
 }

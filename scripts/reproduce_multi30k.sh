@@ -29,7 +29,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS="vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1
-      sgnet_random_trees:2 vanilla_plus1:2 sgnet_learn_alpha:1 sgnet_learn_alpha:2 sgnet_first_head:1 sgnet_first_head:2"
+      sgnet_random_trees:2 vanilla_plus1:2 sgnet_learn_alpha:1 sgnet_learn_alpha:2
+      sgnet_first_head:1 sgnet_first_head:2"
 JOBS=2
 PATIENCE=5
 MIN_DELTA=0.01
@@ -117,13 +118,14 @@ if [ ! -f "$DATA/bin/test.en-de.en.randheads.idx" ]; then
 fi
 
 system_flags() {  # system_flags NAME: --task and --arch and what else the system differs in
+  local sg="--task syntax_guided_translation --arch transformer_sgnet_small"
   case $1 in
     vanilla) echo "--task translation --arch transformer_small_vanilla" ;;
     vanilla_plus1) echo "--task translation --arch transformer_small_vanilla --encoder-layers 4" ;;
-    sgnet) echo "--task syntax_guided_translation --arch transformer_sgnet_small" ;;
-    sgnet_random_trees) echo "--task syntax_guided_translation --arch transformer_sgnet_small --heads-suffix randheads" ;;
-    sgnet_learn_alpha) echo "--task syntax_guided_translation --arch transformer_sgnet_small --sgnet-learn-alpha" ;;
-    sgnet_first_head) echo "--task syntax_guided_translation --arch transformer_sgnet_small --sgnet-subword-mode first_head" ;;
+    sgnet) echo "$sg" ;;
+    sgnet_random_trees) echo "$sg --heads-suffix randheads" ;;
+    sgnet_learn_alpha) echo "$sg --sgnet-learn-alpha" ;;
+    sgnet_first_head) echo "$sg --sgnet-subword-mode first_head" ;;
     *) echo "unknown system $1" >&2; return 1 ;;
   esac
 }
@@ -149,7 +151,8 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   ck=$CKPTS/multi30k_${sys}_seed$seed$RUN_SUFFIX
   log=$ck/train.log
   if [ ! -f "$log" ] && kept_in_results "$sys" "$seed"; then  # a fresh clone does not train the committed runs again
-    echo "[reproduce] $sys seed $seed: finished and scored in $RES; skipped (remove its log there to train it again)" >&2
+    echo "[reproduce] $sys seed $seed: finished and scored in $RES; skipped" \
+      "(remove its log there to train it again)" >&2
     return 0
   fi
   mkdir -p "$ck"
@@ -161,13 +164,15 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
     epoch=$(stopping_rule "$log")
     if [ "$epoch" = stop ]; then
       touch "$ck/done"
-      echo "[reproduce] $sys seed $seed: stopped after epoch $(grep -c "valid on 'valid'" "$log" || true) validations" >&2
+      echo "[reproduce] $sys seed $seed: stopped after" \
+        "$(grep -c "valid on 'valid'" "$log" || true) validations" >&2
       break
     fi
     [ "$epoch" -gt 1 ] || echo "[reproduce] training $sys seed $seed" >&2
     # shellcheck disable=SC2086
     fairseq-train "$DATA/bin" --user-dir "$U" $flags "${COMMON[@]}" --seed "$seed" --save-dir "$ck" \
-      --max-epoch "$epoch" >> "$log" 2>&1 || { echo "[reproduce] $sys seed $seed failed or was stopped; see $log" >&2; return 1; }
+      --max-epoch "$epoch" >> "$log" 2>&1 \
+      || { echo "[reproduce] $sys seed $seed failed or was stopped; see $log" >&2; return 1; }
   done
   keep_log "$log" "$RES/logs/${sys}_seed$seed.train.log.gz"
   for split in $TESTS; do

