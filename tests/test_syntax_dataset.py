@@ -136,6 +136,22 @@ def test_truncated_or_padded_bin_is_named_when_it_loads(tmp_path):
         open_indexed(str(tmp_path / "h"))
 
 
+def test_a_writer_whose_index_cannot_be_written_leaves_no_files(tmp_path, monkeypatch):
+    """The index is written last; if that fails (a full disk), neither temporary file stays behind."""
+    from fairseq.data import indexed_dataset
+
+    def full_disk(self, index_file):
+        open(index_file, "wb").write(b"\0" * 3)
+        raise OSError(28, "No space left on device")
+
+    w = IndexedWriter(str(tmp_path / "h"), np.int16)
+    w.add([1, 2])
+    monkeypatch.setattr(indexed_dataset.MMapIndexedDatasetBuilder, "finalize", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        w.close()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_last_batch_is_kept():
     indices = np.arange(50)
     batches = [indices[:32], indices[32:48]]  # what fairseq-fixed returns with required_batch_size_multiple=8

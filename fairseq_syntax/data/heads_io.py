@@ -75,7 +75,11 @@ class IndexedWriter:
         self.items += 1
 
     def close(self) -> None:
-        self.b.finalize(self._idx)
+        try:
+            self.b.finalize(self._idx)
+        except BaseException as e:  # a full disk, say: the temporary files go too
+            self._files.__exit__(type(e), e, e.__traceback__)
+            raise
         self._files.close()
 
     def abort(self) -> None:
