@@ -57,7 +57,7 @@ table() {  # table [in progress]: the table so far, to stdout and --out
   {
     echo "GPU check on $GPU ($VERSIONS), $(date +%Y-%m-%d), $MODE${1:+ ($1)}"
     echo
-    echo "| run | updates | final train loss | words/s | status |"
+    echo "| run | updates | final train loss | words/s (last epoch summary) | status |"
     echo "|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo
