@@ -60,6 +60,9 @@ class IndexedWriter:
         self._bin = self._files.enter_context(atomic_path(indexed_dataset.data_file_path(path_prefix)))
         self._idx = self._files.enter_context(atomic_path(indexed_dataset.index_file_path(path_prefix)))
         self.b = indexed_dataset.MMapIndexedDatasetBuilder(self._bin, dtype=dtype)
+        # unwound first: the index is written (and the .bin closed) before either file is renamed or removed;
+        # if writing it fails, the temporary files go too
+        self._files.callback(lambda: self.b.finalize(self._idx))
         self.dtype, self.items = np.dtype(dtype), 0
 
     def add(self, values) -> None:
@@ -75,15 +78,10 @@ class IndexedWriter:
         self.items += 1
 
     def close(self) -> None:
-        try:
-            self.b.finalize(self._idx)
-        except BaseException as e:  # a full disk, say: the temporary files go too
-            self._files.__exit__(type(e), e, e.__traceback__)
-            raise
         self._files.close()
 
     def abort(self) -> None:
-        self.b.finalize(self._idx)  # fairseq's builder has no abort: finish it under the temporary names, then drop
+        # fairseq's builder has no abort: it is finished under the temporary names, which are then dropped
         err = RuntimeError(f"{self.prefix}: abandoned")
         self._files.__exit__(RuntimeError, err, None)  # each atomic_path sees a failure and removes its file
 
