@@ -160,7 +160,8 @@ console_scripts() {
   [ "$(command -v python fairseq-train fairseq-generate fairseq-syntax-user-dir | wc -l)" -lt 4 ] || return 0
   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   py=$(command -v python || command -v python3) || die "neither python nor python3 on PATH"
-  "$py" "$root/scripts/console_scripts.py" "$root/work/console-scripts" || die "writing the console-script wrappers failed"
+  "$py" "$root/scripts/console_scripts.py" "$root/work/console-scripts" \
+    || die "writing the console-script wrappers failed"
   export PATH="$root/work/console-scripts:$PATH" PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
 }
 

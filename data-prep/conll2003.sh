@@ -82,4 +82,5 @@ stage extract extract
 stage parse parse
 stage wordpiece wordpiece
 stage binarize binarize
-log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.words") train sentences; tags: $(cut -d' ' -f1 "$OUT/bin/label/dict.txt" | tr '\n' ' '))"
+tags=$(cut -d' ' -f1 "$OUT/bin/label/dict.txt" | tr '\n' ' ')
+log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.words") train sentences; tags: $tags)"

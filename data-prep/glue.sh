@@ -123,4 +123,5 @@ stage words words
 stage parse parse
 stage wordpiece wordpiece
 stage binarize binarize
-log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.input0") train, $(wc -l < "$OUT/raw/valid.input0") valid; inputs: $(inputs | tr '\n' ' '); heads in input*/{split}.heads.{bin,idx})"
+log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.input0") train, $(wc -l < "$OUT/raw/valid.input0") valid;" \
+  "inputs: $(inputs | tr '\n' ' '); heads in input*/{split}.heads.{bin,idx})"

@@ -87,7 +87,8 @@ novels() {
     --max "$NOVEL_PASSAGES"
 }
 train_passages() {
-  if [ "$TRAIN_SAMPLE" -gt 0 ]; then head -n "$TRAIN_SAMPLE" "$LAMBADA/chu_sample_train.txt"; else cat "$LAMBADA/chu_sample_train.txt"; fi
+  if [ "$TRAIN_SAMPLE" -gt 0 ]; then head -n "$TRAIN_SAMPLE" "$LAMBADA/chu_sample_train.txt"
+  else cat "$LAMBADA/chu_sample_train.txt"; fi
   if [ -n "$NOVELS" ] && [ "$NOVEL_PASSAGES" -gt 0 ]; then cat "$RAW/novels.passages.txt"; fi
 }
 # instances SPLIT ARGS...: (re)cut a split's instances; its parses and chains are then stale

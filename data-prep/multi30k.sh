@@ -8,7 +8,8 @@
 # Every upstream test set that can be had (from --local-dir, else downloaded) becomes a binarized split against
 # the training BPE and dictionary: test_2016_flickr -> test, then test1, test2, ... in the order of TEST_SETS
 # below; $OUT/bin/testsets.tsv names them (split, upstream name, sentences). test_2016_flickr is required.
-# Stages: raw -> Moses normalize-punctuation, remove-non-printing-char, tokenize -a (sacremoses) -> parse English (CoNLL-U) -> joint BPE (subword-nmt)
+# Stages: raw -> Moses normalize-punctuation, remove-non-printing-char, tokenize -a (sacremoses)
+#   -> parse English (CoNLL-U) -> joint BPE (subword-nmt)
 # -> align heads to subwords -> fairseq-preprocess (joined dictionary) -> binarize heads.
 # Running it again skips finished stages; see data-prep/common.sh.
 set -euo pipefail
@@ -52,7 +53,8 @@ get() {
     cat "$LOCAL_DIR/$name.$lang.gz" > "$OUT/raw/$name.$lang.gz.tmp"
   else
     log "download $URL/$name.$lang.gz"
-    curl -fsSL --retry 3 -o "$OUT/raw/$name.$lang.gz.tmp" "$URL/$name.$lang.gz" || { rm -f "$OUT/raw/$name.$lang.gz.tmp"; return 1; }
+    curl -fsSL --retry 3 -o "$OUT/raw/$name.$lang.gz.tmp" "$URL/$name.$lang.gz" \
+      || { rm -f "$OUT/raw/$name.$lang.gz.tmp"; return 1; }
   fi
 }
 
@@ -73,7 +75,8 @@ unpack() {
 fetch() {
   local name split k=0
   for name in train val; do
-    get "$name" $SRC && get "$name" $TGT || die "$name.{$SRC,$TGT}.gz: not found${LOCAL_DIR:+ in --local-dir $LOCAL_DIR}"
+    get "$name" $SRC && get "$name" $TGT \
+      || die "$name.{$SRC,$TGT}.gz: not found${LOCAL_DIR:+ in --local-dir $LOCAL_DIR}"
   done
   unpack train train "$MAX_TRAIN"
   unpack val valid "$MAX_EVAL"
@@ -86,7 +89,8 @@ fetch() {
       k=$((k + 1))
     else
       rm -f "$OUT/raw/$name".*.gz.tmp
-      [ $k -gt 0 ] || die "$name.{$SRC,$TGT}.gz: not found${LOCAL_DIR:+ in --local-dir $LOCAL_DIR} (it is the main test set)"
+      [ $k -gt 0 ] \
+        || die "$name.{$SRC,$TGT}.gz: not found${LOCAL_DIR:+ in --local-dir $LOCAL_DIR} (it is the main test set)"
       log "no $name${LOCAL_DIR:+ in $LOCAL_DIR}: skipped"
     fi
   done
@@ -112,5 +116,6 @@ stage parse parse_stage "$PARSER"
 stage bpe bpe_stage "$MERGES"
 stage align align_stage
 stage binarize binarize_stage
-[ -f "$OUT/bin/testsets.tsv" ] || { cp "$INDEX" "$OUT/bin/testsets.tsv.tmp" && mv "$OUT/bin/testsets.tsv.tmp" "$OUT/bin/testsets.tsv"; }
+[ -f "$OUT/bin/testsets.tsv" ] \
+  || { cp "$INDEX" "$OUT/bin/testsets.tsv.tmp" && mv "$OUT/bin/testsets.tsv.tmp" "$OUT/bin/testsets.tsv"; }
 log "ready: $OUT/bin (train $(wc -l < "$OUT/bpe/train.$SRC") pairs; heads in *.$SRC.heads.{bin,idx})"

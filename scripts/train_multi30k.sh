@@ -50,6 +50,7 @@ fairseq-generate "$DATA/bin" --user-dir "$USER_DIR" --task syntax_guided_transla
   --remove-bpe --tokenizer moses --moses-no-escape --scoring sacrebleu \
   > "$CKPT/generate-test.txt" 2> "$CKPT/generate-test.log" \
   || { tail -20 "$CKPT/generate-test.log" >&2; exit 1; }
-echo "[main] done in $(( (SECONDS - T0) / 60 )) min $(( (SECONDS - T0) % 60 )) s; hypotheses in $CKPT/generate-test.txt" >&2
+echo "[main] done in $(( (SECONDS - T0) / 60 )) min $(( (SECONDS - T0) % 60 )) s;" \
+  "hypotheses in $CKPT/generate-test.txt" >&2
 grep -c '^H-' "$CKPT/generate-test.txt" | sed 's/^/[main] sentences translated: /' >&2
 tail -1 "$CKPT/generate-test.txt"
