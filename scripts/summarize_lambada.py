@@ -49,6 +49,11 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
+def format_p(p: float) -> str:
+    """Four decimals, and below 0.0001 two significant digits: a strong effect must not read as p = 0."""
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
 def most_frequent_word(instances: str, stopwords: str) -> dict:
     """Accuracy of answering with the context's most frequent non-stop word (ties: the latest one)."""
     from collections import Counter
@@ -126,7 +131,7 @@ def markdown(summary: dict) -> str:
         runs = row["runs"]
         acc = f"{row['mean']:.2f}" + (f" ± {row['std']:.2f}" if row["std"] is not None else "")
         ps = [next(iter(r["mcnemar_p_vs"].values())) for r in runs.values() if "mcnemar_p_vs" in r]
-        ps_txt = (", ".join(f"{p:.4f}" for p in ps) + f" (vs {row['compared_with']})") if ps else "–"
+        ps_txt = (", ".join(format_p(p) for p in ps) + f" (vs {row['compared_with']})") if ps else "–"
         best = ", ".join(f"{r['trained']['best_update']:,}" if r["trained"]["best_update"] else "–" for r in runs.values())
         stops = {r["trained"]["stopped"] for r in runs.values()}
         last = ", ".join(f"{r['trained']['last_update']:,}" if r["trained"]["last_update"] else "–" for r in runs.values())
@@ -177,9 +182,9 @@ def main(argv=None) -> int:
             continue
         b = sum(u and not v for u, v in zip(preds[x], preds[y]))
         c = sum(v and not u for u, v in zip(preds[x], preds[y]))
-        t = {"a": x, "b": y, "only_a_right": b, "only_b_right": c, "mcnemar_p": round(mcnemar_exact(b, c), 4)}
+        t = {"a": x, "b": y, "only_a_right": b, "only_b_right": c, "mcnemar_p": float(f"{mcnemar_exact(b, c):.3g}")}
         tests.append(t)
-        print(f"{x} vs {y}: only {x} right {b}, only {y} right {c}, exact McNemar p = {t['mcnemar_p']}")
+        print(f"{x} vs {y}: only {x} right {b}, only {y} right {c}, exact McNemar p = {format_p(t['mcnemar_p'])}")
     try:  # a log resumed in another precision, or runs in different precisions, are not one table
         systems = systems_table(runs, tests, res, a.patience, a.max_update, a.valid_interval)
         trained = one_setup({f"{system} seed {seed}": r["training"] for system, row in systems.items()

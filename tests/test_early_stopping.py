@@ -312,6 +312,20 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "res"] and len(list(res.iterdir())) == 2
 
 
+def test_mcnemar_p_is_exact_and_never_printed_as_zero():
+    """Hand-worked: 0 against 5 discordant pairs is 2 * (1/2)^5; 418 against 243 (the converged seed-1 pair) is
+    about 1e-11, which four decimals would print as 0.0000."""
+    from summarize_lambada import format_p, mcnemar_exact
+
+    assert mcnemar_exact(0, 5) == 2 / 32 and mcnemar_exact(5, 0) == 2 / 32
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
+    assert mcnemar_exact(1, 3) == 2 * (1 + 4) / 16
+    p = mcnemar_exact(418, 243)
+    assert 0 < p < 1e-10
+    assert format_p(0.0007) == "0.0007" and format_p(0.0625) == "0.0625"
+    assert format_p(p) == f"{p:.1e}" and format_p(p) != "0.0000"
+
+
 def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
     """A fixed budget validated every 100 updates, with its best early, has 5 validations without improvement at
     the end, but not the rule's (every 500): it is a fixed budget; a run validated every 500 that the rule stopped
