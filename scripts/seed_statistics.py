@@ -21,4 +21,14 @@ def seed_test(system: list[float], baseline: list[float]) -> dict | None:
 
         p = float(ttest_ind(system, baseline, equal_var=False).pvalue)
     return {"diff": round(statistics.mean(system) - statistics.mean(baseline), 2),
-            "welch_p": None if p != p else round(p, 4), "n": [len(system), len(baseline)]}
+            "welch_p": None if p != p else significant(p), "n": [len(system), len(baseline)]}
+
+
+def significant(p: float) -> float:
+    """p to 3 significant digits: rounding to fixed decimals would store a strong effect as p = 0."""
+    return float(f"{p:.3g}")
+
+
+def format_p(p: float, decimals: int = 4) -> str:
+    """Fixed decimals, and below their resolution scientific notation: a strong effect must not read as p = 0."""
+    return f"{p:.{decimals}f}" if p >= 10 ** -decimals else f"{p:.1e}"

@@ -33,7 +33,7 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
-from seed_statistics import seed_test
+from seed_statistics import format_p, seed_test, significant
 from training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
@@ -47,11 +47,6 @@ def mcnemar_exact(b: int, c: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
     return min(1.0, 2 * tail)
-
-
-def format_p(p: float) -> str:
-    """Four decimals, and below 0.0001 two significant digits: a strong effect must not read as p = 0."""
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
 def most_frequent_word(instances: str, stopwords: str) -> dict:
@@ -143,7 +138,7 @@ def markdown(summary: dict) -> str:
             how = f"fixed budget, not converged (last update {last})"
         t = row.get("vs_twin")
         delta = "–" if t is None else (f"{t['diff']:+.2f}"
-                                       + (f" (p = {t['welch_p']:.3f})" if t["welch_p"] is not None else ""))
+                                       + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else ""))
         out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {how} |")
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "
@@ -182,7 +177,7 @@ def main(argv=None) -> int:
             continue
         b = sum(u and not v for u, v in zip(preds[x], preds[y]))
         c = sum(v and not u for u, v in zip(preds[x], preds[y]))
-        t = {"a": x, "b": y, "only_a_right": b, "only_b_right": c, "mcnemar_p": float(f"{mcnemar_exact(b, c):.3g}")}
+        t = {"a": x, "b": y, "only_a_right": b, "only_b_right": c, "mcnemar_p": significant(mcnemar_exact(b, c))}
         tests.append(t)
         print(f"{x} vs {y}: only {x} right {b}, only {y} right {c}, exact McNemar p = {format_p(t['mcnemar_p'])}")
     try:  # a log resumed in another precision, or runs in different precisions, are not one table

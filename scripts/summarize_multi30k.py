@@ -30,7 +30,7 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
-from seed_statistics import seed_test
+from seed_statistics import format_p, seed_test
 from training_log import one_setup, training_setup
 
 BASELINE = "vanilla"
@@ -128,7 +128,7 @@ def versus(c: dict | None, ref: str = BASELINE) -> str:
     t = (c or {}).get(f"vs_{ref}")
     if t is None:
         return "–"
-    return f"{t['diff']:+.2f}" + (f" (p = {t['welch_p']:.3f})" if t["welch_p"] is not None else "")
+    return f"{t['diff']:+.2f}" + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
 
 
 def ordered_systems(summary: dict) -> list[str]:

@@ -15,7 +15,7 @@ from .conftest import ROOT, run
 sys.path.insert(0, str(ROOT / "scripts"))
 from early_stopping import convergence  # noqa: E402
 from readme_block import replace_block  # noqa: E402
-from seed_statistics import seed_test  # noqa: E402
+from seed_statistics import format_p, seed_test  # noqa: E402
 from training_log import training_setup  # noqa: E402
 
 REAL_LOG = ROOT / "results/multi30k/logs/vanilla_seed1.train.log.gz"  # a CPU fp32 run, resumed once an epoch
@@ -233,9 +233,17 @@ def test_seed_test_is_welchs_t_test_worked_by_hand():
     # means 2 and 5, variances 1 and 1: t = -3 / sqrt(1/3 + 1/3) = -3.674 on 4 degrees of freedom, where the
     # two-sided p is 1 - 1.5 u + 0.5 u^3 with u = |t| / sqrt(t^2 + 4)
     u = 3 / (2 / 3) ** 0.5 / (9 / (2 / 3) + 4) ** 0.5
-    assert seed_test([1, 2, 3], [4, 5, 6]) == {"diff": -3.0, "welch_p": round(1 - 1.5 * u + 0.5 * u ** 3, 4),
+    assert seed_test([1, 2, 3], [4, 5, 6]) == {"diff": -3.0, "welch_p": float(f"{1 - 1.5 * u + 0.5 * u ** 3:.3g}"),
                                                "n": [3, 3]}
     assert seed_test([1, 2, 3], [4, 5, 6])["welch_p"] == 0.0213
+    # a strong effect: 1 - 1.5 u + 0.5 u^3 = (1 - u)^2 (u + 2) / 2, and 1 - u = 4 / (s (s + t)) with s = sqrt(t^2 + 4)
+    # keeps the cancellation out; t = 40 / sqrt(2 * 0.01 / 3) = 489.9 gives p = 1.04e-10, which 4 decimals stored as 0
+    t = 40 / (2 * 0.01 / 3) ** 0.5
+    s = (t * t + 4) ** 0.5
+    one_minus_u = 4 / (s * (s + t))
+    strong = seed_test([50.0, 50.1, 50.2], [10.0, 10.1, 10.2])
+    assert strong["welch_p"] == float(f"{one_minus_u ** 2 * (3 - one_minus_u) / 2:.3g}") == 1.04e-10
+    assert format_p(strong["welch_p"], 3) == "1.0e-10" and format_p(0.0213, 3) == "0.021"
     assert seed_test([38.0], [37.0, 38.0]) is None  # one seed has no spread to test against
     assert seed_test([38.0, 38.0], [37.0, 37.0]) == {"diff": 1.0, "welch_p": None, "n": [2, 2]}  # no variance at all
 
@@ -315,7 +323,7 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
 def test_mcnemar_p_is_exact_and_never_printed_as_zero():
     """Hand-worked: 0 against 5 discordant pairs is 2 * (1/2)^5; 418 against 243 (the converged seed-1 pair) is
     about 1e-11, which four decimals would print as 0.0000."""
-    from summarize_lambada import format_p, mcnemar_exact
+    from summarize_lambada import mcnemar_exact
 
     assert mcnemar_exact(0, 5) == 2 / 32 and mcnemar_exact(5, 0) == 2 / 32
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
