@@ -32,3 +32,10 @@ def significant(p: float) -> float:
 def format_p(p: float, decimals: int = 4) -> str:
     """Fixed decimals, and below their resolution scientific notation: a strong effect must not read as p = 0."""
     return f"{p:.{decimals}f}" if p >= 10 ** -decimals else f"{p:.1e}"
+
+
+def format_seed_test(t: dict | None) -> str:
+    """A table cell for seed_test's result: the difference of the means and Welch's p (– when untested)."""
+    if t is None:
+        return "–"
+    return f"{t['diff']:+.2f}" + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")

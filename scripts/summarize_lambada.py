@@ -33,7 +33,7 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
-from seed_statistics import format_p, seed_test, significant
+from seed_statistics import format_p, format_seed_test, seed_test, significant
 from training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
@@ -136,9 +136,7 @@ def markdown(summary: dict) -> str:
             how = f"stopped by patience or the {rule['max_update']:,}-update cap (last update {last})"
         else:
             how = f"fixed budget, not converged (last update {last})"
-        t = row.get("vs_twin")
-        delta = "–" if t is None else (f"{t['diff']:+.2f}"
-                                       + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else ""))
+        delta = format_seed_test(row.get("vs_twin"))
         out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {how} |")
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "

@@ -30,7 +30,7 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
-from seed_statistics import format_p, seed_test
+from seed_statistics import format_seed_test, seed_test
 from training_log import one_setup, training_setup
 
 BASELINE = "vanilla"
@@ -125,10 +125,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
 
 def versus(c: dict | None, ref: str = BASELINE) -> str:
     """A table cell: the difference of the means against ``ref``, and Welch's p over seeds."""
-    t = (c or {}).get(f"vs_{ref}")
-    if t is None:
-        return "–"
-    return f"{t['diff']:+.2f}" + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
+    return format_seed_test((c or {}).get(f"vs_{ref}"))
 
 
 def ordered_systems(summary: dict) -> list[str]:
