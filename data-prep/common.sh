@@ -148,8 +148,10 @@ binarize_labels() {
 # keep_log LOG OUT.gz: LOG compressed into results/, this checkout's absolute path written as '.' and the home
 # directory as '~' (the interpreter's path in a traceback): committed results hold no machine paths
 keep_log() {
-  local root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-  atomic "$2" bash -c "sed -e 's#$root/#./#g' -e 's#$root#.#g' -e 's#$HOME/#~/#g' '$1' | gzip -9 -n"
+  local root home=${HOME%/} expr; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  expr="s#$root/#./#g; s#$root#.#g"
+  [ -z "$home" ] || expr+="; s#$home/#~/#g"  # an unset or '/' HOME would turn every '/' into '~/'
+  atomic "$2" bash -c "sed -e '$expr' '$1' | gzip -9 -n"
 }
 
 # console_scripts: where fairseq and this package are not installed (a lent GPU with fairseq on PYTHONPATH,
