@@ -1,22 +1,104 @@
 # Helpers shared by the data-prep scripts (sourced, not run).
-# A stage runs once: its stamp under $OUT/.stamps marks it complete, and every file it
-# writes goes through a temporary name, so a stopped run resumes at the stage it was in.
+# A stage runs once: its record under $OUT/.stamps holds the options that shaped its output, a fingerprint of
+# its inputs and the record of the stage before it, so a re-run with other options or inputs redoes that stage
+# and every later one (and says why). Every file a stage writes goes through a temporary name, so a stopped
+# run resumes at the stage it was in. One run at a time writes into an --out (lock_out).
+set -o pipefail
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# stage NAME COMMAND...: run COMMAND unless stage NAME is already complete
+# need_value "$@": the option in $1 has a value in $2 (not missing, not the next option)
+need_value() {
+  [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || die "$1 needs a value; --help lists the options"
+}
+
+# need_int OPTION VALUE [MIN]: VALUE is a whole number of at least MIN (default 0)
+need_int() {
+  [[ $2 =~ ^[0-9]+$ ]] || die "$1 takes a whole number, got '$2'"
+  [ "$2" -ge "${3:-0}" ] || die "$1 must be at least ${3:-0}, got $2"
+}
+
+# quick_slice VAR N [VAR N ...]: with FAIRSEQ_SYNTAX_QUICK set (fairseq_syntax/quick.py), each size option left at
+# 0 ("all") becomes N, so the README's commands run in minutes as written; the stage records keep the sizes
+quick_slice() {
+  [ -n "${FAIRSEQ_SYNTAX_QUICK:-}" ] && [ "${FAIRSEQ_SYNTAX_QUICK}" != 0 ] || return 0
+  while [ $# -ge 2 ]; do
+    if [ "${!1}" = 0 ]; then printf -v "$1" '%s' "$2"; log "FAIRSEQ_SYNTAX_QUICK: $1=$2"; fi
+    shift 2
+  done
+}
+
+# lock_out [wait]: this run is the only one writing into $OUT; a second one stops naming the first (or, with
+# 'wait', waits for it: the job-array tasks of wmt14.sh --shard)
+lock_out() {
+  mkdir -p "$OUT"
+  exec 9>> "$OUT/.lock"
+  if ! flock -n 9; then
+    local holder; holder=$(cat "$OUT/.lock" 2> /dev/null)
+    [ "${1:-}" = wait ] || die "$OUT: another preparation (${holder:-a running process}) is writing there; wait for it to finish or give another --out"
+    log "$OUT: waiting for ${holder:-another preparation} to finish its stages"
+    flock 9
+  fi
+  : > "$OUT/.lock"
+  echo "pid $$, $(basename "$0"), started $(date '+%F %T')" >&9
+}
+unlock_out() { exec 9>&-; }
+
+# fingerprint PATH...: one line per input file (a folder: every file under it), with its SHA-1, so that a
+# changed input is seen whatever its date; a path that does not exist counts as absent
+fingerprint() {
+  local p
+  for p in "$@"; do
+    [ -n "$p" ] || continue
+    if [ -d "$p" ]; then
+      find "$p" -type f -not -name '.*' -print0 | LC_ALL=C sort -z | xargs -0 -r sha1sum
+    elif [ -e "$p" ]; then
+      sha1sum < "$p" | sed "s#-\$#$p#"
+    else
+      echo "absent $p"
+    fi
+  done | sha1sum | cut -d' ' -f1
+}
+
+STAGE_AFTER=start
+# stage NAME [--key 'OPTION=VALUE ...'] [--input PATH]... -- COMMAND...: run COMMAND unless stage NAME is
+# complete for these options and inputs, after the same earlier stages
 stage() {
-  local name=$1; shift
+  local name=$1 key="" inputs=() record want have
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    case $1 in
+      --key) key+="${key:+ }$2"; shift 2 ;;
+      --input) inputs+=("$2"); shift 2 ;;
+      *) die "stage $name: unknown argument $1 (a bug in $(basename "$0"))" ;;
+    esac
+  done
+  [ "${1:-}" = -- ] && shift
   mkdir -p "$OUT/.stamps"
-  if [ -e "$OUT/.stamps/$name" ]; then
-    log "skip $name (done)"
-    return 0
+  record=$OUT/.stamps/$name
+  want=$(printf 'options: %s\ninputs: %s\nafter: %s\n' "$key" "$(fingerprint "${inputs[@]}")" "$STAGE_AFTER")
+  if [ -e "$record" ]; then
+    have=$(cat "$record")
+    if [ "$have" = "$want" ]; then
+      log "skip $name (done)"
+      STAGE_AFTER=$(printf '%s' "$want" | sha1sum | cut -d' ' -f1)
+      return 0
+    fi
+    if [ "$(sed -n 1p <<< "$have")" != "$(sed -n 1p <<< "$want")" ]; then
+      log "redo $name: its options changed (were '$(sed -n 's/^options: //p' <<< "$have")', now '$key')"
+    elif [ "$(sed -n 2p <<< "$have")" != "$(sed -n 2p <<< "$want")" ]; then
+      log "redo $name: its inputs changed (${inputs[*]})"
+    else
+      log "redo $name: a stage before it was redone"
+    fi
+    rm -f "$record"
   fi
   log "start $name"
   local t0=$SECONDS
   "$@"
-  touch "$OUT/.stamps/$name"
+  printf '%s\n' "$want" > "$record.tmp" && mv -f "$record.tmp" "$record"
+  STAGE_AFTER=$(printf '%s' "$want" | sha1sum | cut -d' ' -f1)
   log "done  $name ($((SECONDS - t0))s)"
 }
 
@@ -27,11 +109,19 @@ atomic() {
   mv -f "$out.tmp.$$" "$out"
 }
 
-# same_lines A B: both files have the same number of lines
+# same_lines A B: both files have the same number of lines, and not none
 same_lines() {
   local a b
   a=$(wc -l < "$1"); b=$(wc -l < "$2")
   [ "$a" = "$b" ] || die "$1 has $a lines but $2 has $b"
+  [ "$a" -gt 0 ] || die "$1 and $2 are empty: no sentences to prepare (an empty or truncated input?)"
+}
+
+# gz_head FILE.gz N: the first N lines (all with N = 0); a damaged or empty archive fails, the SIGPIPE that
+# head's early exit gives gzip does not
+gz_head() {
+  gzip -t "$1" 2> /dev/null || die "$1: not a readable gzip file (empty or damaged)"
+  if [ "$2" -gt 0 ]; then { gzip -dc "$1" || [ $? -eq 141 ]; } | head -n "$2"; else gzip -dc "$1"; fi
 }
 
 # no_empty FILE: name the first empty line, if any
@@ -137,12 +227,19 @@ binarize_pieces() {
   fairseq-syntax-binarize-heads --heads "${heads[@]}" --text-prefixes "${prefixes[@]}" || die "binarizing heads failed"
 }
 
-# binarize_labels: $OUT/raw/{split}.label into $OUT/bin.tmp/label (no padding symbols in the label dictionary)
+# binarize_labels [TASK]: $OUT/raw/{split}.label into $OUT/bin.tmp/label, with a label dictionary of every
+# split (and of TASK's classes, checked), not of the training split alone (no padding symbols in it)
 binarize_labels() {
-  local split prefs=()
-  for split in "${SPLITS[@]}"; do prefs+=("--${split}pref" "$OUT/raw/$split.label"); done
+  local split prefs=() files=() task=()
+  [ -z "${1:-}" ] || task=(--task "$1")
+  for split in "${SPLITS[@]}"; do
+    prefs+=("--${split}pref" "$OUT/raw/$split.label")
+    files+=("$OUT/raw/$split.label")
+  done
+  fairseq-syntax-classification label-dict "${files[@]}" "${task[@]}" -o "$OUT/raw/label.dict.txt" \
+    || die "the label dictionary failed"
   fairseq-preprocess --only-source "${prefs[@]}" --destdir "$OUT/bin.tmp/label" --workers "$WORKERS" \
-    --padding-factor 1 2>&1 | grep -v tensorboardX >&2
+    --srcdict "$OUT/raw/label.dict.txt" 2>&1 | grep -v tensorboardX >&2
 }
 
 # keep_log LOG OUT.gz: LOG compressed into results/, this checkout's absolute path written as '.' and the home
@@ -151,8 +248,9 @@ keep_log() {
   local root home=${HOME%/} expr; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   expr="s#$root/#./#g; s#$root#.#g"
   [ -z "$home" ] || expr+="; s#$home/#~/#g"  # an unset or '/' HOME would turn every '/' into '~/'
-  atomic "$2" bash -c "sed -e '$expr' '$1' | gzip -9 -n"
+  atomic "$2" sed_gzip "$expr" "$1"
 }
+sed_gzip() { sed -e "$1" "$2" | gzip -9 -n; }
 
 # console_scripts: where fairseq and this package are not installed (a lent GPU with fairseq on PYTHONPATH,
 # ../shared/tools/device-fairseq.sh), wrappers for their console scripts and for `python` go first on PATH

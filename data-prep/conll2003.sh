@@ -22,18 +22,23 @@ MAX_TRAIN=0
 MAX_EVAL=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --conll-dir) DIR=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    --pretrained) PRETRAINED=$2; shift 2 ;;
-    --parser) PARSER=$2; shift 2 ;;
-    --workers) WORKERS=$2; shift 2 ;;
-    --max-train) MAX_TRAIN=$2; shift 2 ;;
-    --max-eval) MAX_EVAL=$2; shift 2 ;;
+    --conll-dir) need_value "$@"; DIR=$2; shift 2 ;;
+    --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --pretrained) need_value "$@"; PRETRAINED=$2; shift 2 ;;
+    --parser) need_value "$@"; PARSER=$2; shift 2 ;;
+    --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
+    --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
+    --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
 [ -n "$DIR" ] || die "give --conll-dir (or CONLL2003_DIR) with train.txt, valid.txt, test.txt"
+need_int --workers "$WORKERS" 1
+need_int --max-train "$MAX_TRAIN"
+need_int --max-eval "$MAX_EVAL"
+quick_slice MAX_TRAIN 160 MAX_EVAL 40
+lock_out
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SPLITS=(train valid test)
@@ -78,9 +83,10 @@ binarize() {
   mv "$OUT/bin.tmp" "$OUT/bin"
 }
 
-stage extract extract
-stage parse parse
-stage wordpiece wordpiece
-stage binarize binarize
+stage extract --key "max_train=$MAX_TRAIN max_eval=$MAX_EVAL" --input "$DIR/train.txt" --input "$DIR/valid.txt" \
+  --input "$DIR/test.txt" -- extract
+stage parse --key "parser=$PARSER" -- parse
+stage wordpiece --input "$PRETRAINED/vocab.txt" -- wordpiece
+stage binarize --input "$PRETRAINED/dict.txt" -- binarize
 tags=$(cut -d' ' -f1 "$OUT/bin/label/dict.txt" | tr '\n' ' ')
 log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.words") train sentences; tags: $tags)"

@@ -25,20 +25,26 @@ MAX_TRAIN=0
 MAX_EVAL=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --task) TASK=$2; shift 2 ;;
-    --glue-dir) GLUE=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    --pretrained) PRETRAINED=$2; shift 2 ;;
-    --parser) PARSER=$2; shift 2 ;;
-    --workers) WORKERS=$2; shift 2 ;;
-    --max-train) MAX_TRAIN=$2; shift 2 ;;
-    --max-eval) MAX_EVAL=$2; shift 2 ;;
+    --task) need_value "$@"; TASK=$2; shift 2 ;;
+    --glue-dir) need_value "$@"; GLUE=$2; shift 2 ;;
+    --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --pretrained) need_value "$@"; PRETRAINED=$2; shift 2 ;;
+    --parser) need_value "$@"; PARSER=$2; shift 2 ;;
+    --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
+    --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
+    --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
 [ -n "$TASK" ] || die "--task is required (see --help)"
+case $TASK in CoLA|SST-2|MRPC|RTE|QNLI|QQP|MNLI|STS-B|WNLI) ;; *) die "--task $TASK: not a GLUE task (see --help)" ;; esac
+need_int --workers "$WORKERS" 1
+need_int --max-train "$MAX_TRAIN"
+need_int --max-eval "$MAX_EVAL"
+quick_slice MAX_TRAIN 160 MAX_EVAL 40
 OUT=${OUT:-work/glue/$TASK}
+lock_out
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SPLITS=(train valid)
@@ -113,15 +119,17 @@ binarize() {
   local inp
   rm -rf "$OUT/bin.tmp"
   for inp in $(inputs); do binarize_pieces "$inp"; done
-  binarize_labels
+  if [ "$TASK" = STS-B ]; then binarize_labels; else binarize_labels "$TASK"; fi
   rm -rf "$OUT/bin"
   mv "$OUT/bin.tmp" "$OUT/bin"
 }
 
-stage fetch fetch
-stage words words
-stage parse parse
-stage wordpiece wordpiece
-stage binarize binarize
+GLUE_INPUT=$GLUE; [ -z "$GLUE" ] || [ ! -d "$GLUE/$TASK" ] || GLUE_INPUT=$GLUE/$TASK
+stage fetch --key "task=$TASK max_train=$MAX_TRAIN max_eval=$MAX_EVAL source=${GLUE:-download}" \
+  --input "$GLUE_INPUT" -- fetch
+stage words -- words
+stage parse --key "parser=$PARSER" -- parse
+stage wordpiece --input "$PRETRAINED/vocab.txt" -- wordpiece
+stage binarize --input "$PRETRAINED/dict.txt" -- binarize
 log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.input0") train, $(wc -l < "$OUT/raw/valid.input0") valid;" \
   "inputs: $(inputs | tr '\n' ' '); heads in input*/{split}.heads.{bin,idx})"

@@ -26,20 +26,27 @@ MAX_EVAL=0
 URL=https://raw.githubusercontent.com/multi30k/dataset/a3d2e0d/data/task1/raw
 while [ $# -gt 0 ]; do
   case $1 in
-    --local-dir) LOCAL_DIR=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    --parser) PARSER=$2; shift 2 ;;
-    --bpe-merges) MERGES=$2; shift 2 ;;
-    --workers) WORKERS=$2; shift 2 ;;
-    --max-train) MAX_TRAIN=$2; shift 2 ;;
-    --max-eval) MAX_EVAL=$2; shift 2 ;;
+    --local-dir) need_value "$@"; LOCAL_DIR=$2; shift 2 ;;
+    --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --parser) need_value "$@"; PARSER=$2; shift 2 ;;
+    --bpe-merges) need_value "$@"; MERGES=$2; shift 2 ;;
+    --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
+    --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
+    --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+need_int --bpe-merges "$MERGES" 1
+need_int --workers "$WORKERS" 1
+need_int --max-train "$MAX_TRAIN"
+need_int --max-eval "$MAX_EVAL"
+quick_slice MAX_TRAIN 300 MAX_EVAL 30
+[ -z "$LOCAL_DIR" ] || [ -d "$LOCAL_DIR" ] || die "--local-dir $LOCAL_DIR: no such folder"
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SRC=en; TGT=de
+lock_out
 TEXT_DIR=tok
 mkdir -p "$OUT"/{raw,tok,parse,bpe}
 TEST_SETS=(test_2016_flickr test_2017_flickr test_2018_flickr test_2017_mscoco)
@@ -50,6 +57,7 @@ get() {
   local name=$1 lang=$2
   if [ -n "$LOCAL_DIR" ]; then
     [ -f "$LOCAL_DIR/$name.$lang.gz" ] || return 1
+    gzip -t "$LOCAL_DIR/$name.$lang.gz" 2> /dev/null || die "$LOCAL_DIR/$name.$lang.gz: not a readable gzip file (empty or damaged)"
     cat "$LOCAL_DIR/$name.$lang.gz" > "$OUT/raw/$name.$lang.gz.tmp"
   else
     log "download $URL/$name.$lang.gz"
@@ -62,11 +70,7 @@ get() {
 unpack() {
   local name=$1 split=$2 limit=$3 lang
   for lang in $SRC $TGT; do
-    if [ "$limit" -gt 0 ]; then
-      atomic "$OUT/raw/$split.$lang" bash -c "gzip -dc '$OUT/raw/$name.$lang.gz.tmp' | head -n $limit"
-    else
-      atomic "$OUT/raw/$split.$lang" gzip -dc "$OUT/raw/$name.$lang.gz.tmp"
-    fi
+    atomic "$OUT/raw/$split.$lang" gz_head "$OUT/raw/$name.$lang.gz.tmp" "$limit"
     rm -f "$OUT/raw/$name.$lang.gz.tmp"
   done
   same_lines "$OUT/raw/$split.$SRC" "$OUT/raw/$split.$TGT"
@@ -108,14 +112,14 @@ tokenize() {
   done
 }
 
-stage fetch fetch
+stage fetch --key "max_train=$MAX_TRAIN max_eval=$MAX_EVAL source=${LOCAL_DIR:+local}${LOCAL_DIR:-$URL}" \
+  --input "$LOCAL_DIR" -- fetch
 # shellcheck disable=SC2207
 SPLITS=(train valid $(cut -f1 "$INDEX"))
-stage tokenize tokenize
-stage parse parse_stage "$PARSER"
-stage bpe bpe_stage "$MERGES"
-stage align align_stage
-stage binarize binarize_stage
-[ -f "$OUT/bin/testsets.tsv" ] \
-  || { cp "$INDEX" "$OUT/bin/testsets.tsv.tmp" && mv "$OUT/bin/testsets.tsv.tmp" "$OUT/bin/testsets.tsv"; }
+stage tokenize -- tokenize
+stage parse --key "parser=$PARSER" -- parse_stage "$PARSER"
+stage bpe --key "bpe_merges=$MERGES" -- bpe_stage "$MERGES"
+stage align -- align_stage
+stage binarize -- binarize_stage
+cp "$INDEX" "$OUT/bin/testsets.tsv.tmp" && mv "$OUT/bin/testsets.tsv.tmp" "$OUT/bin/testsets.tsv"
 log "ready: $OUT/bin (train $(wc -l < "$OUT/bpe/train.$SRC") pairs; heads in *.$SRC.heads.{bin,idx})"

@@ -40,19 +40,19 @@ DEV_PREFIX=
 MAX_LINES=0
 while [ $# -gt 0 ]; do
   case $1 in
-    --mirror) MIRROR=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    --parser) PARSER=$2; shift 2 ;;
-    --conllu-dir) CONLLU_DIR=$2; shift 2 ;;
-    --nc) NC=$2; shift 2 ;;
-    --bpe-merges) MERGES=$2; shift 2 ;;
-    --workers) WORKERS=$2; shift 2 ;;
-    --shard-size) SHARD_SIZE=$2; shift 2 ;;
-    --shard) SHARD=$2; shift 2 ;;
-    --until) UNTIL=$2; shift 2 ;;
-    --train-prefixes) TRAIN_PREFIXES=$2; shift 2 ;;
-    --dev-prefix) DEV_PREFIX=$2; shift 2 ;;
-    --max-lines) MAX_LINES=$2; shift 2 ;;
+    --mirror) need_value "$@"; MIRROR=$2; shift 2 ;;
+    --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --parser) need_value "$@"; PARSER=$2; shift 2 ;;
+    --conllu-dir) need_value "$@"; CONLLU_DIR=$2; shift 2 ;;
+    --nc) need_value "$@"; NC=$2; shift 2 ;;
+    --bpe-merges) need_value "$@"; MERGES=$2; shift 2 ;;
+    --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
+    --shard-size) need_value "$@"; SHARD_SIZE=$2; shift 2 ;;
+    --shard) need_value "$@"; SHARD=$2; shift 2 ;;
+    --until) need_value "$@"; UNTIL=$2; shift 2 ;;
+    --train-prefixes) need_value "$@"; TRAIN_PREFIXES=$2; shift 2 ;;
+    --dev-prefix) need_value "$@"; DEV_PREFIX=$2; shift 2 ;;
+    --max-lines) need_value "$@"; MAX_LINES=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -66,10 +66,22 @@ case $NC in
       NC_CORPUS=training/news-commentary-v12.de-en ;;
   *) die "--nc must be v9 or v12" ;;
 esac
+need_int --bpe-merges "$MERGES" 1
+need_int --workers "$WORKERS" 1
+need_int --shard-size "$SHARD_SIZE" 1
+need_int --max-lines "$MAX_LINES"
+quick_slice MAX_LINES 300
+if [ -n "$SHARD" ]; then
+  [[ $SHARD =~ ^[0-9]+/[0-9]+$ ]] && [ "${SHARD%/*}" -lt "${SHARD#*/}" ] || die "--shard takes i/N with 0 <= i < N, got '$SHARD'"
+fi
+case $UNTIL in ""|fetch|tokenize|clean|parse|bpe|align) ;; *) die "--until must be fetch, tokenize, clean, parse, bpe or align" ;; esac
+[ -z "$MIRROR" ] || [ -d "$MIRROR" ] || die "--mirror $MIRROR: no such folder"
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SRC=en; TGT=de
 SPLITS=(train valid test)
+# the tasks of a job array (--shard) wait for each other through the stages before parsing, then parse apart
+if [ -n "$SHARD" ]; then lock_out wait; else lock_out; fi
 TEXT_DIR=clean
 mkdir -p "$OUT"/{orig,raw,tok,clean,parse,bpe}
 
@@ -115,7 +127,7 @@ fetch() {
       f=$p.$lang; [ -f "$f" ] || f=$p.$lang.gz
       [ -f "$f" ] || die "training corpus $p.$lang(.gz) not found"
       # (head closes the pipe early: the reader's SIGPIPE is expected, not an error)
-      if [ "$MAX_LINES" -gt 0 ]; then { text_of "$f" || true; } | head -n "$MAX_LINES"; else text_of "$f"; fi \
+      if [ "$MAX_LINES" -gt 0 ]; then { text_of "$f" || [ $? -eq 141 ]; } | head -n "$MAX_LINES"; else text_of "$f"; fi \
         >> "$OUT/raw/train.$lang.tmp"
     done
     mv "$OUT/raw/train.$lang.tmp" "$OUT/raw/train.$lang"
@@ -158,17 +170,32 @@ clean() {
 
 until_here() { [ "$UNTIL" = "$1" ] && { log "stopping after $1 (--until)"; exit 0; }; return 0; }
 
-stage fetch fetch; until_here fetch
-stage tokenize tokenize; until_here tokenize
-stage clean clean; until_here clean
+# the corpora as given: prefix files (plain or .gz), or the mirror folder, or the upstream addresses
+corpus_inputs() {
+  local p lang prefixes=()
+  read -r -a prefixes <<< "$TRAIN_PREFIXES"
+  for p in "${prefixes[@]}" ${DEV_PREFIX:+"$DEV_PREFIX"}; do
+    for lang in $SRC $TGT; do if [ -f "$p.$lang" ]; then echo "$p.$lang"; else echo "$p.$lang.gz"; fi; done
+  done
+  [ -z "$MIRROR" ] || echo "$MIRROR"
+}
+mapfile -t INPUTS < <(corpus_inputs)
+INPUT_ARGS=()
+for f in "${INPUTS[@]}"; do INPUT_ARGS+=(--input "$f"); done
+stage fetch --key "nc=$NC max_lines=$MAX_LINES train_prefixes=$TRAIN_PREFIXES dev_prefix=$DEV_PREFIX mirror=$MIRROR" \
+  "${INPUT_ARGS[@]}" -- fetch; until_here fetch
+stage tokenize -- tokenize; until_here tokenize
+stage clean --key "min=1 max=250 ratio=1.5" -- clean; until_here clean
 if [ -n "$SHARD" ]; then
   [ "$PARSER" != conllu ] || die "--shard is for parsing with stanza or spacy"
+  unlock_out
   parse_stage "$PARSER" --shard-size "$SHARD_SIZE" --shard "$SHARD"
   log "shard $SHARD parsed; run once more without --shard to merge and finish"
   exit 0
 fi
-stage parse parse_stage "$PARSER" --shard-size "$SHARD_SIZE"; until_here parse
-stage bpe bpe_stage "$MERGES"; until_here bpe
-stage align align_stage; until_here align
-stage binarize binarize_stage
+stage parse --key "parser=$PARSER shard_size=$SHARD_SIZE" --input "$CONLLU_DIR" -- \
+  parse_stage "$PARSER" --shard-size "$SHARD_SIZE"; until_here parse
+stage bpe --key "bpe_merges=$MERGES" -- bpe_stage "$MERGES"; until_here bpe
+stage align -- align_stage; until_here align
+stage binarize -- binarize_stage
 log "ready: $OUT/bin ($(wc -l < "$OUT/bpe/train.$SRC") training pairs; heads in *.$SRC.heads.{bin,idx})"

@@ -1,17 +1,128 @@
-"""Let torch >= 2.6 load fairseq checkpoints with ``weights_only=True``.
+"""Load fairseq checkpoints without running anything they hold.
 
-fairseq pickles its config (an ``argparse.Namespace`` and omegaconf containers)
-into every checkpoint, which the safe unpickler rejects. Rather than turning
-``weights_only`` off for every ``torch.load`` in the process, we allow-list the
-few classes fairseq checkpoints hold.
+Two layers. torch >= 2.6 loads weights-only: fairseq pickles its config (an ``argparse.Namespace`` and
+omegaconf containers) into every checkpoint, which the safe unpickler rejects, so rather than turning
+``weights_only`` off for every ``torch.load`` in the process we allow-list the few classes fairseq
+checkpoints hold. But the config's strings then reach Python's ``eval`` when fairseq builds the model
+(``utils.eval_str_list``, ``eval_str_dict``, ``eval_bool`` and bare ``eval``), so a checkpoint of plain
+strings can still run code. :data:`EVAL_FIELDS` lists every configuration field fairseq 0.12 evaluates
+(read off its source: models, modules, optimizers, criterions, tasks), and :func:`check_config` refuses a
+checkpoint where one of them holds anything but ``None`` or a Python literal. It runs inside
+``checkpoint_utils.load_checkpoint_to_cpu``, through which every loading path goes (fairseq-generate,
+-interactive, -validate, ``from_pretrained``, the LAMBADA evaluation, ``--restore-file`` and
+``--finetune-from-model``), before any model is built; ``fairseq-syntax-average`` calls it itself.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import typing
 
 import torch
+
+# field -> where fairseq 0.12 evaluates it (fairseq/...)
+EVAL_FIELDS = {
+    "encoder_xformers_att_config": "modules/multihead_attention.py (utils.eval_str_dict)",
+    "decoder_xformers_att_config": "modules/multihead_attention.py (utils.eval_str_dict)",
+    "xformers_att_config": "modules/multihead_attention.py (utils.eval_str_dict)",
+    "adaptive_softmax_cutoff": "models/transformer/transformer_decoder.py, lstm.py, lightconv.py, fconv*.py "
+                               "(utils.eval_str_list)",
+    "adaptive_input_cutoff": "models/transformer_lm.py, lightconv_lm.py (utils.eval_str_list)",
+    "character_filters": "models/transformer_lm.py, lightconv_lm.py (eval)",
+    "encoder_layers": "models/fconv.py, fconv_self_att.py (eval)",
+    "decoder_layers": "models/fconv.py, fconv_lm.py, fconv_self_att.py (eval)",
+    "encoder_attention": "models/fconv_self_att.py (eval)",
+    "decoder_attention": "models/fconv.py, fconv_lm.py, fconv_self_att.py (eval); lstm.py (utils.eval_bool)",
+    "self_attention": "models/fconv_self_att.py (eval)",
+    "project_input": "models/fconv_self_att.py (eval)",
+    "gated_attention": "models/fconv_self_att.py (eval)",
+    "downsample": "models/fconv_self_att.py (eval)",
+    "pretrained": "models/fconv_self_att.py (eval)",
+    "conv_feature_layers": "models/wav2vec/wav2vec.py, wav2vec2.py, speech_to_text/s2t_wav_transformer.py (eval)",
+    "conv_aggregator_layers": "models/wav2vec/wav2vec.py (eval)",
+    "feature_encoder_spec": "data/audio/raw_audio_dataset.py (eval)",
+    "pipeline_balance": "distributed/utils.py, model_parallel/.../pipeline_parallel_transformer (eval_str_list)",
+    "pipeline_devices": "distributed/utils.py, model_parallel/.../pipeline_parallel_transformer (eval_str_list)",
+    "pipeline_encoder_balance": "model_parallel/.../pipeline_parallel_transformer/model.py (eval_str_list)",
+    "pipeline_encoder_devices": "distributed/utils.py, pipeline_parallel_transformer/model.py (eval_str_list)",
+    "pipeline_decoder_balance": "model_parallel/.../pipeline_parallel_transformer/model.py (eval_str_list)",
+    "pipeline_decoder_devices": "distributed/utils.py, pipeline_parallel_transformer/model.py (eval_str_list)",
+    "adam_betas": "optim/adam.py, cpu_adam.py (eval)",
+    "adamax_betas": "optim/adamax.py (eval)",
+    "adafactor_eps": "optim/adafactor.py (eval)",
+    "lamb_betas": "optim/fused_lamb.py (eval)",
+    "wer_args": "criterions/ctc.py (eval)",
+    "left_pad_source": "tasks/multilingual_translation.py, online_backtranslation.py, "
+                       "data/multilingual/multilingual_data_manager.py (utils.eval_bool)",
+    "left_pad_target": "tasks/multilingual_translation.py, online_backtranslation.py, "
+                       "data/multilingual/multilingual_data_manager.py (utils.eval_bool)",
+    "model_overrides": "fairseq_cli/generate.py, interactive.py, validate.py (eval)",
+}
+
+
+class UnsafeCheckpointError(ValueError):
+    """A checkpoint's stored configuration holds a string fairseq would pass to ``eval``."""
+
+
+def _walk(node, where: str, seen: set):
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, argparse.Namespace):
+        node = vars(node)
+    else:
+        try:
+            from omegaconf import DictConfig, ListConfig, OmegaConf
+
+            if isinstance(node, (DictConfig, ListConfig)):
+                node = OmegaConf.to_container(node, resolve=False)
+        except ImportError:
+            pass
+    if isinstance(node, dict):
+        for key, value in node.items():
+            here = f"{where}.{key}" if where else str(key)
+            if key in EVAL_FIELDS:
+                yield here, value
+            yield from _walk(value, here, seen)
+    elif isinstance(node, (list, tuple)):
+        for k, value in enumerate(node):
+            yield from _walk(value, f"{where}[{k}]", seen)
+
+
+def check_config(state: dict, path: str) -> None:
+    """Raise :class:`UnsafeCheckpointError` naming ``path`` and the field when a field of
+    :data:`EVAL_FIELDS`, anywhere in the stored ``cfg`` or ``args``, is a string that is not a literal."""
+    for part in ("cfg", "args"):
+        for where, value in _walk(state.get(part), part, set()):
+            if value is None or not isinstance(value, str):
+                continue  # fairseq evaluates strings only; lists and numbers are used as they are
+            try:
+                ast.literal_eval(value)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                raise UnsafeCheckpointError(
+                    f"{path}: refused to load: its stored configuration field {where} = {value[:80]!r} is not a "
+                    "Python literal, and fairseq would pass it to eval() when building the model (a crafted or "
+                    "damaged checkpoint; nothing from it was run)") from None
+
+
+def install_load_check() -> None:
+    """Wrap ``fairseq.checkpoint_utils.load_checkpoint_to_cpu`` (once) so that every checkpoint it returns
+    has passed :func:`check_config`; fairseq's callers look it up on the module at call time."""
+    from fairseq import checkpoint_utils
+
+    original = checkpoint_utils.load_checkpoint_to_cpu
+    if getattr(original, "_fairseq_syntax_checked", False):
+        return
+
+    def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
+        state = original(path, arg_overrides, load_on_all_ranks)
+        check_config(state, path)
+        return state
+
+    load_checkpoint_to_cpu._fairseq_syntax_checked = True
+    load_checkpoint_to_cpu.__wrapped__ = original
+    checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
 
 
 def _safe_globals() -> list:
@@ -37,3 +148,4 @@ def allow_fairseq_checkpoints() -> None:
 
 
 allow_fairseq_checkpoints()
+install_load_check()

@@ -30,11 +30,52 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "checkpoint_
     installed; ``spacy`` or ``stanza`` forces one, with a warning when it differs from the record."""
     from . import register
 
+    model_name_or_path, checkpoint_file, data_name_or_path = _check_paths(model_name_or_path, checkpoint_file,
+                                                                          data_name_or_path)
     register()  # the tasks too: importing one model module registers only the models
     x = hub_utils.from_pretrained(model_name_or_path, checkpoint_file=checkpoint_file.replace(";", os.pathsep),
                                   data_name_or_path=data_name_or_path, archive_map=archive_map or {},
                                   parser=parser, **kwargs)
     return SyntaxGuidedHubInterface(x["args"], x["task"], x["models"])
+
+
+def _check_paths(model_dir: str, checkpoint_file: str, data: str):
+    """The folder, checkpoint files and data folder exist, before fairseq's hub looks them up as archive
+    names (which ends in a tarfile or NoneType error). A checkpoint file given as the folder is split."""
+    if not isinstance(model_dir, (str, os.PathLike)):
+        raise TypeError(f"from_pretrained takes the checkpoint folder as a path, got {type(model_dir).__name__}")
+    model_dir = os.fspath(model_dir)
+    if os.path.isfile(model_dir):  # from_pretrained("ckpt/checkpoint_best.pt"): the folder and the file
+        model_dir, checkpoint_file = os.path.dirname(model_dir) or ".", os.path.basename(model_dir)
+    if not os.path.isdir(model_dir):
+        raise FileNotFoundError(f"{model_dir}: no such checkpoint folder (pass the folder that holds "
+                                f"{checkpoint_file}, the --save-dir of the training)")
+    for name in checkpoint_file.split(";"):
+        if not os.path.isfile(os.path.join(model_dir, name)):
+            raise FileNotFoundError(f"{os.path.join(model_dir, name)}: no such checkpoint file")
+    # as fairseq's hub_utils: a data path starting with '.' is relative to the checkpoint folder
+    data_dir = os.path.abspath(os.path.join(model_dir, data)) if data.startswith(".") else data
+    if not os.path.isdir(data_dir):
+        raise FileNotFoundError(f"{data}: no such data folder{' (relative to ' + model_dir + ')' if data.startswith('.') else ''}; "
+                                "pass data_name_or_path=the binarized data folder (bin/) of the training")
+    return model_dir, checkpoint_file, data_dir
+
+
+def _check_sentences(sentences, beam) -> list:
+    if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
+        raise ValueError(f"beam must be a whole number of at least 1, got {beam!r}")
+    if isinstance(sentences, str) or torch.is_tensor(sentences):
+        sentences = [sentences]
+    if not isinstance(sentences, (list, tuple)):
+        raise TypeError(f"expected a sentence (str) or a list of them, got {type(sentences).__name__}")
+    for i, s in enumerate(sentences):
+        if torch.is_tensor(s):
+            continue
+        if not isinstance(s, str):
+            raise TypeError(f"sentence {i}: expected a str, got {type(s).__name__}")
+        if not s.strip():
+            raise ValueError(f"sentence {i} is empty (or only whitespace): there is nothing to translate")
+    return list(sentences)
 
 
 class SyntaxGuidedHubInterface(GeneratorHubInterface):
@@ -84,6 +125,7 @@ class SyntaxGuidedHubInterface(GeneratorHubInterface):
     def sample(self, sentences: Union[str, List[str]], beam: int = 1, verbose: bool = False, **kwargs):
         if isinstance(sentences, str):
             return self.sample([sentences], beam=beam, verbose=verbose, **kwargs)[0]
+        sentences = _check_sentences(sentences, beam)
         batched = self.generate(sentences, beam, verbose, **kwargs)
         return [self.decode(hypos[0]["tokens"]) if hypos else None for hypos in batched]
 
@@ -95,6 +137,7 @@ class SyntaxGuidedHubInterface(GeneratorHubInterface):
         if isinstance(tokenized_sentences, str) or (torch.is_tensor(tokenized_sentences)
                                                     and tokenized_sentences.dim() == 1):
             return self.generate([tokenized_sentences], beam, verbose, skip_invalid_size_inputs, **kwargs)[0]
+        tokenized_sentences = _check_sentences(tokenized_sentences, beam)
         items = [self.encode(s) if isinstance(s, str) else s for s in tokenized_sentences]
         limit = self.max_positions[0] if isinstance(self.max_positions, (tuple, list)) else self.max_positions
         too_long = {i for i, t in enumerate(items) if limit is not None and len(t) > limit}

@@ -6,15 +6,18 @@ import os
 from typing import Iterator
 
 
-def text_lines(path: str) -> Iterator[str]:
+def text_lines(path: str, digest=None) -> Iterator[str]:
     """The lines of a UTF-8 text file (with their newlines). Raises ``ValueError``: ``path: no such file``,
-    or ``path:LINE: not valid UTF-8 (byte 0xff at column 24)``."""
+    or ``path:LINE: not valid UTF-8 (byte 0xff at column 24)``. ``digest`` (a hashlib object) is fed the
+    raw bytes as they are read, for a digest of a pipe that cannot be read twice."""
     if not os.path.exists(path):
         raise ValueError(f"{path}: no such file")
     if os.path.isdir(path):
         raise ValueError(f"{path}: is a directory, not a text file")
     with open(path, "rb") as fh:
         for n, raw in enumerate(fh, 1):
+            if digest is not None:
+                digest.update(raw)
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError as e:

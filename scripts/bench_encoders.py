@@ -6,6 +6,12 @@ same threads, and run interleaved (the order rotates every round); each round's 
 the baseline's run in the same round, and the median over rounds is reported.
 
     .venv/bin/python scripts/bench_encoders.py --data work/glue/CoLA/bin [--rounds 9] [--steps 6] [--threads 2]
+    .venv/bin/python scripts/bench_encoders.py --ranking --data work/race/bin --max-positions 384 --batch-size 2 \
+        [--size base] --out results/race/bench_encoders_small.json   # RACE: 4 choices x 384 positions
+
+``--ranking`` measures the multiple-choice task (``syntax_sentence_ranking``, fairseq's ``sentence_ranking``
+criterion: four choices per question). ``--size base`` (12 layers, d = 768) starts from random weights of the
+same seed for all three, which is all a throughput ratio needs.
 """
 import argparse
 import json
@@ -16,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ARCHS = ["roberta_baseline_small", "roberta_sgnet_small", "roberta_sla_small"]
+ARCHS = ["roberta_baseline", "roberta_sgnet", "roberta_sla"]
 
 
 def main():
@@ -28,7 +34,11 @@ def main():
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default=str(ROOT / "results/bench_encoders.json"))
+    p.add_argument("--ranking", action="store_true", help="multiple choice (RACE) instead of classification")
+    p.add_argument("--max-positions", type=int, default=512)
+    p.add_argument("--size", choices=("small", "base"), default="small")
     args = p.parse_args()
+    archs = [f"{a}_{args.size}" for a in ARCHS]
 
     import torch
     from fairseq import options, tasks
@@ -38,32 +48,45 @@ def main():
 
     fairseq_syntax.register()
     torch.set_num_threads(args.threads)
-    state = torch.load(args.pretrained)["model"]
+    state = torch.load(args.pretrained)["model"] if args.size == "small" else None
+    if args.ranking:
+        task_args = ["--task", "syntax_sentence_ranking", "--num-classes", "4", "--init-token", "0",
+                     "--separator-token", "2", "--max-option-length", "128", "--shorten-method", "truncate",
+                     "--criterion", "sentence_ranking"]
+    else:
+        task_args = ["--task", "syntax_sentence_prediction", "--init-token", "0", "--num-classes", "2",
+                     "--criterion", "sentence_prediction"]
     models, task = {}, None
-    for arch in ARCHS:
+    for arch in archs:
         a = options.parse_args_and_arch(options.get_training_parser(), [
-            args.data, "--user-dir", fairseq_syntax.USER_DIR, "--task", "syntax_sentence_prediction", "--arch", arch,
-            "--init-token", "0", "--num-classes", "2", "--max-positions", "512", "--criterion", "sentence_prediction"])
+            args.data, "--user-dir", fairseq_syntax.USER_DIR, "--arch", arch, *task_args,
+            "--max-positions", str(args.max_positions)])
         a.classification_head_name = "sentence_classification_head"
         if task is None:
             task = tasks.setup_task(a)
             task.load_dataset("train")
         torch.manual_seed(1)
         m = task.build_model(a)
-        sd = dict(state)
-        m.upgrade_state_dict_named(sd, "")
-        m.load_state_dict(sd, strict=True)
+        if state is not None:
+            sd = dict(state)
+            m.upgrade_state_dict_named(sd, "")
+            m.load_state_dict(sd, strict=not args.ranking)  # (the ranking head is new: the criterion registers it)
         models[arch] = m
-    crit = SentencePredictionCriterion(SentencePredictionConfig(classification_head_name="sentence_classification_head"),
-                                       task)
+    if args.ranking:
+        from fairseq.criterions.sentence_ranking import SentenceRankingCriterion
+
+        crit = SentenceRankingCriterion(task, "sentence_classification_head", None, 4)
+    else:
+        crit = SentencePredictionCriterion(
+            SentencePredictionConfig(classification_head_name="sentence_classification_head"), task)
     itr = task.get_batch_iterator(task.dataset("train"), max_sentences=args.batch_size, seed=1,
-                                  max_positions=512).next_epoch_itr(shuffle=True)
+                                  max_positions=args.max_positions).next_epoch_itr(shuffle=True)
     batches = [next(itr) for _ in range(args.rounds * args.steps)]
     opts = {n: torch.optim.Adam(m.parameters(), lr=1e-5) for n, m in models.items()}
-    speed = {n: [] for n in ARCHS}
+    speed = {n: [] for n in archs}
     for r in range(args.rounds):
         chunk = batches[r * args.steps:(r + 1) * args.steps]
-        order = ARCHS[r % 3:] + ARCHS[:r % 3]
+        order = archs[r % 3:] + archs[:r % 3]
         for n in order:
             model = models[n].train()
             tokens, t0 = 0, time.perf_counter()
@@ -72,20 +95,24 @@ def main():
                 opts[n].zero_grad()
                 loss.backward()
                 opts[n].step()
-                tokens += log["ntokens"]
+                tokens += int(sum(b[k]["src_lengths"].sum() for k in b if k.startswith("net_input")))
             speed[n].append(tokens / (time.perf_counter() - t0))
-        print(f"round {r + 1}: " + ", ".join(f"{n} {speed[n][-1]:.0f} tok/s" for n in ARCHS), flush=True)
-    base = ARCHS[0]
+        print(f"round {r + 1}: " + ", ".join(f"{n} {speed[n][-1]:.0f} tok/s" for n in archs), flush=True)
+    base = archs[0]
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, torch threads {args.threads}",
-        "data": args.data, "rounds": args.rounds, "steps_per_round": args.steps, "batch_size": args.batch_size,
+        "data": os.path.relpath(args.data, ROOT) if os.path.isabs(args.data) else args.data,
+        "task": "syntax_sentence_ranking (4 choices)" if args.ranking else "syntax_sentence_prediction",
+        "max_positions": args.max_positions, "size": args.size,
+        "weights": "lifted MiniLM-L6" if state is not None else "random (seed 1)", "rounds": args.rounds, "steps_per_round": args.steps, "batch_size": args.batch_size,
         "train_tok_per_s": {n: {"median": statistics.median(v), "runs": v} for n, v in speed.items()},
         "ratio_to_baseline_paired_median": {n: statistics.median(a / b for a, b in zip(speed[n], speed[base]))
-                                            for n in ARCHS[1:]},
+                                            for n in archs[1:]},
+        "tokens": "every input token of the batch (all choices), padding excluded",
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
-    for n in ARCHS:
+    for n in archs:
         extra = f", ratio {result['ratio_to_baseline_paired_median'][n]:.3f}" if n != base else ""
         print(f"{n}: {result['train_tok_per_s'][n]['median']:.0f} tok/s{extra}")
     print(f"wrote {args.out}")

@@ -13,10 +13,12 @@ syntax / vanilla per round and of the medians. The counterparts:
 * ``syntax_sentence_prediction`` against fairseq's ``sentence_prediction`` (the same ``input0``/``label``);
 * ``syntax_token_labeling`` against the same tokens and word labels padded by fairseq's ``RightPadDataset``
   (fairseq has no token-labeling task);
+* ``syntax_sentence_ranking`` against fairseq's ``sentence_ranking`` on the same RACE ``input0``–``input4``/``label``
+  (fairseq's RACE recipe: 512 positions, options cut to 128, ``--shorten-method truncate``);
 * ``lambada_reader`` with the supervision side data (``--signals``: CorefAll, the measured runs' signal, and all
   five) against the same reader without it.
 
-A corpus not given is left out, and the JSON says so.
+A corpus not given is left out, and the JSON says so; ``--merge`` keeps the other tasks of an existing ``--out``.
 """
 from __future__ import annotations
 
@@ -89,6 +91,21 @@ def token_labeling_pair(data):
     return {"vanilla": (t, SortDataset(plain, sort_order=[order])), "syntax": (t, syntax)}
 
 
+RANKING = ["--num-classes", "4", "--init-token", "0", "--separator-token", "2", "--max-option-length", "128",
+           "--max-positions", "512", "--shorten-method", "truncate", "--criterion", "sentence_ranking"]
+
+
+def ranking_pair(data):
+    from fairseq import tasks
+
+    out = {}
+    for name, task in (("vanilla", "sentence_ranking"), ("syntax", "syntax_sentence_ranking")):
+        t = tasks.setup_task(user_args(data, task, "roberta_sgnet_small", *RANKING))
+        t.load_dataset("train")
+        out[name] = (t, t.dataset("train"))
+    return out
+
+
 def reader_pair(data, signals):
     from fairseq import tasks
 
@@ -125,6 +142,8 @@ def main(argv=None) -> int:
     p.add_argument("--cola", help="data-prep/glue.sh output for a single-sentence task (bin/)")
     p.add_argument("--conll", help="data-prep/conll2003.sh output (bin/)")
     p.add_argument("--lambada", help="data-prep/lambada.sh output (bin/)")
+    p.add_argument("--race", help="data-prep/race.sh output (bin/)")
+    p.add_argument("--merge", action="store_true", help="keep the other tasks of an existing --out file")
     p.add_argument("--signals", action="append",
                    help="the reader's side data loaded on the syntax side; repeat for several settings (default: "
                         "CorefAll, the signal of the measured runs, and all five)")
@@ -143,7 +162,7 @@ def main(argv=None) -> int:
     fairseq_syntax.register()
     torch.set_num_threads(1)
     builders = {"translation": (args.multi30k, translation_pair), "sentence_prediction": (args.cola, sentence_prediction_pair),
-                "token_labeling": (args.conll, token_labeling_pair)}
+                "token_labeling": (args.conll, token_labeling_pair), "sentence_ranking": (args.race, ranking_pair)}
     for signals in args.signals or ["CorefAll", "DepParse CorefAll CorefPrev CorefNext Narrative"]:
         builders[f"lambada_reader [{signals}]"] = (args.lambada, lambda d, s=signals: reader_pair(d, s))
     pairs, skipped = {}, []
@@ -174,13 +193,19 @@ def main(argv=None) -> int:
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "torch": torch.__version__,
                           "fairseq": fairseq.__version__},
               "tasks": {}}
+    if args.merge and args.out and os.path.exists(args.out):
+        with open(args.out, encoding="utf-8") as fh:
+            old = json.load(fh)
+        result["tasks"] = {k: v for k, v in old.get("tasks", {}).items() if k not in rates}
+        result["skipped"] = [k for k in skipped if k not in result["tasks"]]
+        result["merged_from_earlier_runs"] = sorted(result["tasks"])
     for name, r in rates.items():
         per_round = [s / v for s, v in zip(r["syntax"], r["vanilla"])]
         result["tasks"][name] = {
             "vanilla_sent_per_s": [round(x) for x in r["vanilla"]], "syntax_sent_per_s": [round(x) for x in r["syntax"]],
             "ratio_per_round": [round(x, 3) for x in per_round],
             "ratio_of_medians": round(statistics.median(r["syntax"]) / statistics.median(r["vanilla"]), 3),
-            "goal": 1.0 if name == "translation" else 0.95, **counts[name]}
+            "goal": 1.0 if name in ("translation", "sentence_ranking") else 0.95, **counts[name]}
         res = result["tasks"][name]
         res["meets_goal"] = res["ratio_of_medians"] >= res["goal"]
         print(f"{name}: syntax / vanilla = {res['ratio_of_medians']:.3f} (rounds {min(per_round):.3f}-"

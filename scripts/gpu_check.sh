@@ -3,6 +3,7 @@
 # (SG-Net against vanilla) at --max-tokens 32768 with fairseq's default --num-workers. Prints one table.
 #
 #   bash scripts/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
+#                             [--race work/race/bin]
 #                             [--updates 300] [--speed-updates 150] [--speed-rounds 2] [--speed-max-tokens 32768]
 #                             [--out results/gpu_check.md] [--logs DIR] [--cpu] [--speed-only]
 #
@@ -17,13 +18,14 @@
 # alone (the families are reported as not run), for a lease too short for both.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-M30K="" COLA="" LAMBADA="" UPDATES=300 SPEED_UPDATES=150 ROUNDS=2 SPEED_TOKENS=32768 OUT="" LOGS="" PREC=(--fp16)
+M30K="" COLA="" LAMBADA="" RACE="" UPDATES=300 SPEED_UPDATES=150 ROUNDS=2 SPEED_TOKENS=32768 OUT="" LOGS="" PREC=(--fp16)
 SPEED_ONLY=""
 while [ $# -gt 0 ]; do
   case $1 in
     --multi30k) M30K=$2; shift 2 ;;
     --cola) COLA=$2; shift 2 ;;
     --lambada) LAMBADA=$2; shift 2 ;;
+    --race) RACE=$2; shift 2 ;;
     --updates) UPDATES=$2; shift 2 ;;
     --speed-updates) SPEED_UPDATES=$2; shift 2 ;;
     --speed-rounds) ROUNDS=$2; shift 2 ;;
@@ -130,6 +132,17 @@ elif [ -n "$COLA" ]; then
   done
 else
   ROWS+=("| roberta_* | - | - | - | not run (no --cola) |")
+fi
+if [ -n "$SPEED_ONLY" ]; then
+  :  # its row is the encoders'
+elif [ -n "$RACE" ]; then  # the ranking family: four choices of <s> article </s> </s> question option </s>
+  for arch in roberta_baseline_small roberta_sgnet_small roberta_sla_small; do
+    train "${arch}_ranking" "$RACE" syntax_sentence_ranking "$arch" "$UPDATES" --criterion sentence_ranking \
+      --num-classes 4 --init-token 0 --separator-token 2 --max-option-length 128 --max-positions 512 \
+      --max-input-length 384 --shorten-method truncate --optimizer adam --lr 1e-5 --batch-size 16
+  done
+else
+  ROWS+=("| roberta_* ranking (RACE) | - | - | - | not run (no --race) |")
 fi
 if [ -n "$SPEED_ONLY" ]; then
   :  # its row is the encoders'

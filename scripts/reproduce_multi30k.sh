@@ -26,6 +26,8 @@
 # bootstrap per seed) and the table into README.md's multi30k-summary block (--readme FILE for another file; with
 # --out, only if --readme is given).
 # --summary-only writes the summary of the runs finished so far and trains nothing; --status says where each run is.
+# The data are $MULTI30K_DATA (default work/multi30k, from data-prep/multi30k.sh): the summary scores the committed
+# hypotheses against that folder's references, so it must hold the full test sets, not a --max-eval slice.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS="vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1

@@ -1,4 +1,5 @@
-"""Comparing two systems over training seeds, for the summarizers (summarize_multi30k.py, summarize_lambada.py).
+"""Comparing two systems over training seeds, for the summarizers (summarize_multi30k.py, summarize_lambada.py,
+summarize_race.py).
 
 A paired test on one test set (bootstrap, McNemar) sees only which test items were drawn; two seeds of one
 system can differ by as much as two systems do. Welch's t-test over the per-seed scores counts that training
@@ -6,7 +7,17 @@ noise too; it is unpaired because the same seed does not pair two architectures.
 """
 from __future__ import annotations
 
+import math
 import statistics
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value for b and c discordant pairs (two systems on the same test items)."""
+    n, k = b + c, min(b, c)
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
 
 
 def seed_test(system: list[float], baseline: list[float]) -> dict | None:

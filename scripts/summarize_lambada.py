@@ -25,7 +25,6 @@ import argparse
 import gzip
 import itertools
 import json
-import math
 import re
 import statistics
 from pathlib import Path
@@ -33,20 +32,11 @@ from pathlib import Path
 from early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
-from seed_statistics import format_p, format_seed_test, seed_test, significant
+from seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
 from training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
 SIGNALS = ("corefall", "narrative", "depparse")  # the run-name suffixes of reproduce_lambada.sh's supervised runs
-
-
-def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value for b and c discordant pairs."""
-    n, k = b + c, min(b, c)
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
 
 
 def most_frequent_word(instances: str, stopwords: str) -> dict:

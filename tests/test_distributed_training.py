@@ -1,9 +1,9 @@
 """Two processes on fairseq's own distributed engine (torchrun, gloo, --cpu) train the plugin's SG-Net exactly
 as one process with --update-freq 2 does.
 
-torchrun alone fails on a machine without CUDA inside fairseq (``rank % torch.cuda.device_count()``, a
-division by zero), so on the CPU each worker gets its rank itself: ``--distributed-init-method env://
---distributed-no-spawn --distributed-rank $RANK``. On GPUs plain torchrun works (see the README).
+Plain torchrun on the CPU makes fairseq train each process alone (its default world size is the number of
+GPUs), so on the CPU each worker gets its rank itself: ``--distributed-init-method env:// --distributed-no-spawn
+--distributed-rank $RANK``; a lone worker is refused by the plugin (docs/nmt.md, 'Several processes').
 """
 import sys
 
@@ -80,3 +80,14 @@ def test_two_workers_train_like_one_with_update_freq_2(prepared, tmp_path):
           f"max |two workers - one with --update-freq 1| = {max_diff(two, other):.2e}")
     assert max_diff(two, ref) < 1e-5
     assert max_diff(two, other) > 1e-3
+
+
+def test_a_lone_torchrun_worker_is_refused_before_it_trains(prepared, tmp_path):
+    user_dir = run([str(BIN / "fairseq-syntax-user-dir")]).stdout.strip()
+    save = tmp_path / "ck"
+    proc = run([str(BIN / "torchrun"), "--nproc_per_node", "2", str(BIN / "fairseq-train"),
+                *train_args(prepared / "bin", save, user_dir)], check=False)
+    assert proc.returncode != 0
+    assert "one of WORLD_SIZE=2 started by torchrun, but fairseq is training it alone" in proc.stderr
+    assert "--distributed-world-size 2" in proc.stderr
+    assert not list(save.glob("checkpoint*.pt"))

@@ -323,7 +323,7 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
 def test_mcnemar_p_is_exact_and_never_printed_as_zero():
     """Hand-worked: 0 against 5 discordant pairs is 2 * (1/2)^5; 418 against 243 (the converged seed-1 pair) is
     about 1e-11, which four decimals would print as 0.0000."""
-    from summarize_lambada import mcnemar_exact
+    from seed_statistics import mcnemar_exact
 
     assert mcnemar_exact(0, 5) == 2 / 32 and mcnemar_exact(5, 0) == 2 / 32
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0

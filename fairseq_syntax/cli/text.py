@@ -9,6 +9,7 @@ from ..atomic import atomic_path
 from ..text_prep.clean import clean_parallel
 from ..text_prep.moses import tokenize_file
 from ..text_prep.sgm import read_sgm_segments
+from .guards import check_outputs, positive_int
 
 
 def main(argv=None) -> int:
@@ -18,7 +19,7 @@ def main(argv=None) -> int:
     t.add_argument("input")
     t.add_argument("-o", "--output", required=True)
     t.add_argument("-l", "--lang", required=True)
-    t.add_argument("--workers", type=int, default=1)
+    t.add_argument("--workers", type=positive_int, default=1)
     t.add_argument("--quiet", action="store_true")
     c = sub.add_parser("clean", help="keep pairs with min <= length <= max and length ratio <= r (clean-corpus-n)")
     c.add_argument("src_in")
@@ -33,6 +34,10 @@ def main(argv=None) -> int:
     s.add_argument("-o", "--output", required=True)
     args = p.parse_args(argv)
     try:
+        if args.cmd == "clean":
+            check_outputs([args.src_out, args.tgt_out], [args.src_in, args.tgt_in])
+        else:
+            check_outputs([args.output], [args.input])
         if args.cmd == "tokenize":
             n = tokenize_file(args.input, args.output, args.lang, args.workers, progress=not args.quiet)
             print(f"tokenized {n} lines -> {args.output}", file=sys.stderr)

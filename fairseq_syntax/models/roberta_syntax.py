@@ -89,6 +89,7 @@ class SGNetRobertaEncoder(SyntaxRobertaEncoder):
             learn_alpha=args.sgnet_learn_alpha, dropout=args.sgnet_dropout,
             attention_dropout=args.sgnet_attention_dropout, activation_dropout=args.sgnet_activation_dropout,
             subword_mode=args.sgnet_subword_mode,
+            mask=getattr(args, "sgnet_mask", "sdoi"),
         )
         set_layernorm_eps(self.syntax_guided, args.layernorm_eps)
         self.cls_scope = args.sgnet_cls_scope

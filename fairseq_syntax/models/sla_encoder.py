@@ -14,6 +14,8 @@ from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 from ..modules.sla_attention import SLAGate, gated_local_global_attention
 from ..syntax.local import sla_mask, window_mask
 
+from ..arg_types import non_negative_int
+
 SLA_MASKS = ("tree", "window")
 
 
@@ -21,9 +23,9 @@ def add_sla_args(parser, prefix: str = "sla") -> None:
     parser.add_argument(f"--{prefix}-mask", choices=SLA_MASKS,
                         help="tree: D(i,j) = min over k in {i-1,i,i+1} of dis(v_k, v_j) <= m (SLA, default); "
                              "window: |i-j| <= k (the WLA baseline)")
-    parser.add_argument(f"--{prefix}-distance", type=int, metavar="M",
+    parser.add_argument(f"--{prefix}-distance", type=non_negative_int, metavar="M",
                         help="SLA: tree-distance threshold m (default 3)")
-    parser.add_argument(f"--{prefix}-window", type=int, metavar="K", help="WLA: half window k (default 3)")
+    parser.add_argument(f"--{prefix}-window", type=non_negative_int, metavar="K", help="WLA: half window k (default 3)")
     parser.add_argument(f"--{prefix}-gate-bias-init", type=float, metavar="B",
                         help="initial gate bias b_g (default 0: g = 0.5 at the start)")
 
@@ -33,6 +35,9 @@ def sla_defaults(args, prefix: str = "sla") -> None:
     for name, value in (("mask", "tree"), ("distance", 3), ("window", 3), ("gate_bias_init", 0.0)):
         if getattr(args, f"{p}_{name}", None) is None:
             setattr(args, f"{p}_{name}", value)
+    for name in ("distance", "window"):  # (set from Python, past argparse)
+        if getattr(args, f"{p}_{name}") < 0:
+            raise ValueError(f"--{prefix}-{name} must be at least 0, got {getattr(args, f'{p}_{name}')}")
 
 
 def local_allowed(codes: torch.Tensor, args, segments: Optional[torch.Tensor] = None, prefix: str = "sla"):

@@ -42,6 +42,7 @@ class TransformerSGNetEncoder(TransformerEncoderBase):
             attention_dropout=args.sgnet_attention_dropout,
             activation_dropout=args.sgnet_activation_dropout,
             subword_mode=args.sgnet_subword_mode,
+            mask=getattr(args, "sgnet_mask", "sdoi"),
         )
 
     def build_encoder_layer(self, cfg):

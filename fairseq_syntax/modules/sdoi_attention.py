@@ -68,6 +68,9 @@ class SDOIAttentionLayer(nn.Module):
         return x, weights
 
 
+SGNET_MASKS = ("sdoi", "none")
+
+
 class SyntaxGuidedAggregation(nn.Module):
     """SDOI layers over H and the dual context aggregation H̄ = αH + (1−α)H'.
 
@@ -79,8 +82,11 @@ class SyntaxGuidedAggregation(nn.Module):
 
     def __init__(self, embed_dim: int, num_heads: int, ffn_dim: int, num_layers: int = 1, alpha: float = 0.5,
                  learn_alpha: bool = False, dropout: float = 0.1, attention_dropout: float = 0.0,
-                 activation_dropout: float = 0.0, subword_mode: str = "shared"):
+                 activation_dropout: float = 0.0, subword_mode: str = "shared", mask: str = "sdoi"):
         super().__init__()
+        if mask not in SGNET_MASKS:
+            raise ValueError(f"unknown SG-Net mask {mask!r}; expected one of {SGNET_MASKS}")
+        self.mask = mask
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"SG-Net alpha must be in [0, 1], got {alpha}")
         if learn_alpha and not 0.0 < alpha < 1.0:
@@ -112,7 +118,12 @@ class SyntaxGuidedAggregation(nn.Module):
                              f"{tuple(h.shape[1::-1])} (B, T)")
         if not self.layers:  # --sgnet-layers 0: no syntax-guided layer (SLA-only models)
             return h, {}
-        allowed = sdoi_mask(codes, self.subword_mode)
+        if self.mask == "none":  # the control: the same layer, every parsed token attending to every other
+            parsed = codes.ne(0)
+            eye = torch.eye(codes.shape[1], dtype=torch.bool, device=codes.device).unsqueeze(0)
+            allowed = (parsed.unsqueeze(2) & parsed.unsqueeze(1)) | eye
+        else:
+            allowed = sdoi_mask(codes, self.subword_mode)
         keep_h = codes.eq(0)
         if pool_rows is not None:
             allowed = allowed | (pool_rows.unsqueeze(2) & codes.ne(0).unsqueeze(1))

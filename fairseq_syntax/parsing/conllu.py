@@ -44,6 +44,7 @@ def read_conllu(fh: Iterable[str], name: str = "<conllu>") -> Iterator[ParsedSen
     words, heads, deprels, upos = [], [], [], []
     start = 0
     lineno = 0
+    comment_at = 0  # first comment line of a block that has no token rows yet
 
     def finish():
         sent = ParsedSentence(words, validate_heads(heads, f"{name}: sentence at line {start}"), deprels, upos, start)
@@ -55,8 +56,13 @@ def read_conllu(fh: Iterable[str], name: str = "<conllu>") -> Iterator[ParsedSen
             if words:
                 yield finish()
                 words, heads, deprels, upos = [], [], [], []
+            elif comment_at:  # skipping it would pair every later parse with the wrong text line
+                raise ValueError(f"{name}:{comment_at}: a sentence block with comments but no token rows")
+            comment_at = 0
             continue
         if line.startswith("#"):
+            if not words and not comment_at:
+                comment_at = lineno
             continue
         cols = line.split("\t")
         if len(cols) != 10:
@@ -78,6 +84,8 @@ def read_conllu(fh: Iterable[str], name: str = "<conllu>") -> Iterator[ParsedSen
         deprels.append(cols[7])
     if words:
         yield finish()
+    elif comment_at:
+        raise ValueError(f"{name}:{comment_at}: a sentence block with comments but no token rows")
 
 
 def read_conllu_file(path: str) -> Iterator[ParsedSentence]:

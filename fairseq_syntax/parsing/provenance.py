@@ -42,7 +42,8 @@ def read_preprocessing(data_dir: str) -> "dict | None":
 
 def write_preprocessing(dest_dir: str, parse_records: Sequence[tuple[str, dict]], source_lang: str,
                         target_lang: "str | None", bpe_codes: "str | None" = None, bpe_vocab: "str | None" = None,
-                        bpe_vocab_threshold: "int | None" = None, subword_style: str = "bpe") -> dict:
+                        bpe_vocab_threshold: "int | None" = None, subword_style: str = "bpe",
+                        tokenizer: "dict | None" = None) -> dict:
     """Write ``dest_dir/preprocessing.json`` from the records of the splits' parses (``(conllu, record)``),
     which must all come from one parser; the BPE codes and vocabulary are copied in beside it."""
     if not parse_records:
@@ -57,7 +58,8 @@ def write_preprocessing(dest_dir: str, parse_records: Sequence[tuple[str, dict]]
             raise ValueError(f"{name} was parsed with {describe_provenance(a)}, but {first_name} with "
                              f"{describe_provenance(b)}: one parser must make all splits")
     rec = {"format": FORMAT, "source_lang": source_lang, "target_lang": target_lang,
-           "tokenizer": {"name": "moses", "steps": MOSES_PIPELINE, "sacremoses": installed_version("sacremoses")},
+           "tokenizer": tokenizer or {"name": "moses", "steps": MOSES_PIPELINE,
+                                      "sacremoses": installed_version("sacremoses")},
            "subword_style": subword_style, "parser": first["parser"],
            "parses": {os.path.basename(name): {"input": r.get("input"), "input_sha1": r.get("input_sha1"),
                                               "lines": r.get("lines")} for name, r in parse_records}}

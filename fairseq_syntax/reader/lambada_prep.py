@@ -40,12 +40,15 @@ def cmd_instances(a) -> int:
         kept.append((line, inst))
         if a.max and len(kept) >= a.max:
             break
+    if not kept:
+        what = "no passages" if not seen else f"none of its {seen} passages passed the filter ({dict(why)})"
+        raise ValueError(f"{a.input}: {what}; there is nothing to prepare for {a.split}")
     os.makedirs(a.out, exist_ok=True)
     from .annotate import parse_lines, write_instances
 
     base = os.path.join(a.out, a.split)
     write_instances(base + ".inst.jsonl", kept)
-    with open(base + ".sents.txt", "w", encoding="utf-8") as fh:
+    with atomic_path(base + ".sents.txt") as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for _, inst in kept:
             for sent in parse_lines(inst):
                 fh.write(" ".join(sent) + "\n")
@@ -92,6 +95,21 @@ def cmd_cut_novels(a) -> int:
     return 0
 
 
+def cmd_check_coref(a) -> int:
+    from .coref import check_coref_source
+
+    print(f"[lambada] neuralcoref's side environment: {check_coref_source(a.env, a.wheels)}", file=sys.stderr)
+    return 0
+
+
+def cmd_fetch_coref_wheels(a) -> int:
+    from .coref import fetch_coref_wheels
+
+    files = fetch_coref_wheels(a.out)
+    print(f"[lambada] {len(files)} files in {a.out}; prepare with --coref-wheels {a.out}", file=sys.stderr)
+    return 0
+
+
 def cmd_coref(a) -> int:
     from .annotate import read_instances
     from .chains import check_coref_jsonl
@@ -116,7 +134,7 @@ def cmd_coref(a) -> int:
     if a.backend == "neuralcoref":
         from .coref import run_neuralcoref
 
-        stats = run_neuralcoref(passages, out, a.env, a.workers, a.shard_size)
+        stats = run_neuralcoref(passages, out, a.env, a.workers, a.shard_size, wheels=a.wheels)
     else:
         from .coref import run_stanza
 
@@ -186,7 +204,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--env", default="work/coref-env", help="neuralcoref's Python 3.7 side environment")
     s.add_argument("--workers", type=int, default=2)
     s.add_argument("--shard-size", type=int, default=250, help="passages per shard (the unit of resumption)")
+    s.add_argument("--wheels", default=None, help="install neuralcoref's side environment from this folder "
+                                                  "(fetch-coref-wheels), not from the package index")
     s.set_defaults(func=cmd_coref)
+    s = sub.add_parser("check-coref", help="say at once whether neuralcoref's side environment can be installed")
+    s.add_argument("--env", default="work/coref-env")
+    s.add_argument("--wheels", default=None)
+    s.set_defaults(func=cmd_check_coref)
+    s = sub.add_parser("fetch-coref-wheels", help="download what neuralcoref's side environment installs, for a "
+                                                  "machine without a package index (needs Python 3.7 and an index)")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_fetch_coref_wheels)
     s = sub.add_parser("binarize", help="instances + parses + chains -> indexed datasets")
     s.add_argument("--dir", required=True)
     s.add_argument("--out", required=True)

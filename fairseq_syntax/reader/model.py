@@ -19,6 +19,7 @@ import torch
 import torch.nn as nn
 from fairseq.models import BaseFairseqModel, register_model, register_model_architecture
 
+from ..arg_types import non_negative_int, positive_int
 from .layers import (BiAttention, BiGRU, CharCNN, ExponentialMovingAverage, Highway, SelfAttentionEncoder,
                              spell)
 
@@ -47,21 +48,21 @@ def read_glove(path: str, dictionary, dim: int) -> tuple[torch.Tensor, int]:
 class BidafSAModel(BaseFairseqModel):
     @staticmethod
     def add_args(parser):
-        parser.add_argument("--word-dim", type=int, help="word embedding size (100 as GloVe 100d)")
+        parser.add_argument("--word-dim", type=positive_int, help="word embedding size (100 as GloVe 100d)")
         parser.add_argument("--glove", type=str, default=None, help="GloVe-format file to initialise word vectors")
         parser.add_argument("--freeze-glove", action="store_true", help="keep GloVe vectors fixed")
         parser.add_argument("--char-dim", type=int, help="character embedding size")
         parser.add_argument("--char-filters", type=int, help="char-CNN filters (100)")
         parser.add_argument("--char-width", type=int, help="char-CNN width (5)")
-        parser.add_argument("--hidden", type=int, help="GRU hidden size per direction (100); model dim is 2x")
-        parser.add_argument("--sa-early-layers", type=int, help="self-attention layers replacing the contextual "
+        parser.add_argument("--hidden", type=positive_int, help="GRU hidden size per direction (100); model dim is 2x")
+        parser.add_argument("--sa-early-layers", type=non_negative_int, help="self-attention layers replacing the contextual "
                                                                "GRU (0: GRU)")
-        parser.add_argument("--sa-late-layers", type=int, help="self-attention layers after bi-attention")
-        parser.add_argument("--sa-heads", type=int, help="heads per self-attention layer (4)")
-        parser.add_argument("--sa-ffn", type=int, help="self-attention feed-forward size")
+        parser.add_argument("--sa-late-layers", type=non_negative_int, help="self-attention layers after bi-attention")
+        parser.add_argument("--sa-heads", type=positive_int, help="heads per self-attention layer (4)")
+        parser.add_argument("--sa-ffn", type=positive_int, help="self-attention feed-forward size")
         parser.add_argument("--sup-where", choices=SUP_WHERE, help="which self-attention stack is supervised")
-        parser.add_argument("--sup-layer", type=int, help="supervised layer, 1-based (3 for SA-Early)")
-        parser.add_argument("--sup-head", type=int, help="supervised head, 0-based")
+        parser.add_argument("--sup-layer", type=positive_int, help="supervised layer, 1-based (3 for SA-Early)")
+        parser.add_argument("--sup-head", type=non_negative_int, help="supervised head, 0-based")
         parser.add_argument("--dropout", type=float, help="dropout (0.1)")
         parser.add_argument("--average-decay", type=float, help="exponential moving average of the weights (0.9999); "
                                                             "0 disables it")

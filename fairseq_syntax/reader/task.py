@@ -15,6 +15,7 @@ from omegaconf import II
 
 from .dataset import ReaderDataset, prefix
 from .supervision import SIGNALS
+from ..distributed_check import refuse_lone_torchrun_worker
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class LambadaReaderTask(FairseqTask):
 
     @classmethod
     def setup_task(cls, cfg, **kwargs):
+        refuse_lone_torchrun_worker()
         path = os.path.join(cfg.data, "dict.txt")
         if not os.path.exists(path):
             raise FileNotFoundError(f"{path}: missing; prepare the data with data-prep/lambada.sh")

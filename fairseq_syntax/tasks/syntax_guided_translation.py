@@ -16,6 +16,7 @@ from fairseq.tasks.translation import TranslationConfig, TranslationTask
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
 from ..data.syntax_dataset import SyntaxLanguagePairDataset
 from ..syntax.alignment import align_heads_to_subwords, words_from_subwords
+from ..distributed_check import refuse_lone_torchrun_worker
 from ..syntax.masks import shift_codes
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,11 @@ class SyntaxGuidedTranslationTask(TranslationTask):
     Binarized data needs ``.heads`` side files (``fairseq-syntax-binarize-heads``);
     a batch without heads (fairseq-interactive, the hub interface) is parsed on the fly.
     """
+
+    @classmethod
+    def setup_task(cls, cfg, **kwargs):
+        refuse_lone_torchrun_worker()
+        return super().setup_task(cfg, **kwargs)
 
     cfg: SyntaxGuidedTranslationConfig
 

@@ -23,6 +23,7 @@ from fairseq.tasks.sentence_prediction import SentencePredictionConfig, Sentence
 
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
 from ..data.sentence_codes import AssembledCodesDataset, AssembledInputDataset, ClassLabelDataset, SizeSumDataset
+from ..distributed_check import refuse_lone_torchrun_worker
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +38,11 @@ class SyntaxSentencePredictionConfig(SentencePredictionConfig):
 @register_task("syntax_sentence_prediction", dataclass=SyntaxSentencePredictionConfig)
 class SyntaxSentencePredictionTask(SentencePredictionTask):
     """``sentence_prediction`` plus ``src_heads``; works with roberta_baseline, roberta_sgnet and roberta_sla."""
+
+    @classmethod
+    def setup_task(cls, cfg, **kwargs):
+        refuse_lone_torchrun_worker()
+        return super().setup_task(cfg, **kwargs)
 
     def _load_input(self, key, split, combine):
         prefix = os.path.join(self.cfg.data, key, split)

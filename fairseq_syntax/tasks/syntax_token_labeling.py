@@ -28,6 +28,7 @@ from omegaconf import II
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
 from ..data.sentence_codes import AssembledCodesDataset
 from ..data.token_labels import WordStartLabelsDataset
+from ..distributed_check import refuse_lone_torchrun_worker
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class SyntaxTokenLabelingTask(FairseqTask):
 
     @classmethod
     def setup_task(cls, cfg, **kwargs):
+        refuse_lone_torchrun_worker()
         dictionary = Dictionary.load(os.path.join(cfg.data, "input0", "dict.txt"))
         dictionary.add_symbol("<mask>")
         labels = Dictionary.load(os.path.join(cfg.data, "label", "dict.txt"))

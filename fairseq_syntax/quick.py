@@ -1,0 +1,28 @@
+"""``FAIRSEQ_SYNTAX_QUICK=1``: try the README's commands end to end in minutes, exactly as written.
+
+The data-prep scripts then prepare slices (data-prep/common.sh: ``quick_slice``), and ``fairseq-train`` with the
+plugin stops after 2 updates on the CPU: the plugin is imported (``--user-dir``) before fairseq parses the
+command line, so it appends ``--max-update 2 --cpu`` there, and says so. The stage records of data-prep hold the
+slice sizes, so a later run without the variable prepares the full data again rather than reusing a slice.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+logger = logging.getLogger(__name__)
+QUICK_TRAIN = ["--max-update", "2", "--cpu"]
+
+
+def quick_mode() -> bool:
+    return os.environ.get("FAIRSEQ_SYNTAX_QUICK", "") not in ("", "0")
+
+
+def apply_quick_mode() -> None:
+    if not quick_mode() or os.path.basename(sys.argv[0]) not in ("fairseq-train", "train.py"):
+        return
+    if sys.argv[-len(QUICK_TRAIN):] != QUICK_TRAIN:
+        sys.argv.extend(QUICK_TRAIN)
+        print("[fairseq_syntax] FAIRSEQ_SYNTAX_QUICK is set: this training stops after 2 updates, on the CPU",
+              file=sys.stderr)

@@ -1,0 +1,93 @@
+"""Ask a fine-tuned RACE model about raw text.
+
+    from fairseq_syntax.race.hub import RaceReader
+    reader = RaceReader.from_pretrained("checkpoints/race_sgnet", data_name_or_path="work/race/bin")
+    reader.predict_choice(article, "Where did Tom go?", ["home", "school", "the park", "the zoo"])
+    # {'choice': 2, 'letter': 'C', 'scores': [...]}
+
+The text goes through data-prep's steps: BERT basic words, the article cut into sentences, each parsed by the
+parser recorded in the data's ``preprocessing.json`` (stopping with what to install if it is missing, as the
+translation hub does), WordPieces with the data's ``vocab.txt``, and the choices built and cut exactly as in
+training (:class:`~fairseq_syntax.data.ranking_inputs.RankingChoiceDataset`).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+
+from ..text_prep.sentences import split_sentences
+from ..text_prep.wordpiece import basic_words
+from .examples import ANSWERS, question_with_option
+from .prep import MAX_SENTENCE_WORDS, _Pieces, join_sentences
+
+
+class RaceReader:
+    def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
+        from ..parsing.provenance import parser_for_raw_input
+
+        self.model, self.task, self.cfg = model.eval(), task, cfg
+        self.parser = parser_for_raw_input(parser, data_dir)
+        vocab = os.path.join(data_dir, "vocab.txt")
+        if not os.path.exists(vocab):
+            raise FileNotFoundError(f"{vocab}: no WordPiece vocabulary beside the data (prepare it with "
+                                    "data-prep/race.sh, which copies it there)")
+        self.pieces = _Pieces(vocab, task.source_dictionary)
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_best.pt",
+                        data_name_or_path: str = ".", parser: str = "auto") -> "RaceReader":
+        from fairseq import checkpoint_utils
+
+        import fairseq_syntax
+
+        from ..hub_interface import _check_paths
+
+        model_dir, checkpoint_file, data = _check_paths(model_name_or_path, checkpoint_file, data_name_or_path)
+        fairseq_syntax.register()
+        models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+            [os.path.join(model_dir, checkpoint_file)], arg_overrides={"data": data})
+        if task.__class__.__name__ != "SyntaxSentenceRankingTask":
+            raise ValueError(f"{checkpoint_file}: trained with --task {cfg.task._name}, not syntax_sentence_ranking")
+        return cls(models[0], task, cfg, data, parser)
+
+    def _encode(self, sentences: list[list[str]], what: str):
+        parsed = self.parser.parse(sentences)
+        return [self.pieces.encode(s, p.heads, f"{what}, sentence {k + 1}")
+                for k, (s, p) in enumerate(zip(sentences, parsed))]
+
+    @torch.no_grad()
+    def predict_choice(self, article: str, question: str, options: list[str]) -> dict:
+        """The index of the best option (0-based), its letter, and every option's score."""
+        args = self.task.args
+        if not isinstance(article, str) or not basic_words(article):
+            raise ValueError("the article is empty")
+        if not isinstance(question, str):
+            raise TypeError(f"the question must be a str, got {type(question).__name__}")
+        if not isinstance(options, (list, tuple)) or len(options) != args.num_classes:
+            raise ValueError(f"the model ranks {args.num_classes} options, got "
+                             f"{len(options) if isinstance(options, (list, tuple)) else type(options).__name__}")
+        words = basic_words(article)
+        ctx_ids, ctx_codes = join_sentences(self._encode(split_sentences(words, MAX_SENTENCE_WORDS), "the article"))
+        eos = self.task.source_dictionary.eos()
+        choices = []
+        for k, option in enumerate(options):
+            w = basic_words(question_with_option(question, str(option)))
+            if not w:
+                raise ValueError(f"option {ANSWERS[k] if k < 4 else k}: the question with it has no words")
+            choices.append(self._encode([w], f"option {k}")[0])
+        from ..data.ranking_inputs import RankingChoiceDataset
+
+        device = next(self.model.parameters()).device
+        head = getattr(self.cfg.model, "ranking_head_name", "sentence_classification_head")
+        shorten = args.shorten_method == "truncate"
+        scores = []
+        for ids, codes in choices:
+            ds = RankingChoiceDataset([np.append(ctx_ids, eos)], [ctx_codes], [np.append(ids, eos)], [codes],
+                                      self.task.source_dictionary.pad(), eos, args.init_token, args.separator_token,
+                                      args.max_positions if shorten else None, args.max_option_length)
+            batch = {k: v.to(device) for k, v in ds.collater([0]).items()}
+            scores.append(float(self.model(**batch, classification_head_name=head)[0].float().view(-1)[0]))
+        best = int(np.argmax(scores))
+        return {"choice": best, "letter": ANSWERS[best] if best < 4 else str(best), "scores": scores}

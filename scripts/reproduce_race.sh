@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Fine-tune roberta_baseline, roberta_sgnet and roberta_sla (and SG-Net's controls) from the lifted MiniLM-L6
+# weights on RACE, same budget and seeds for every system; score the last checkpoint on RACE dev (RACE-M,
+# RACE-H and RACE) with per-question predictions, and summarize with paired tests (scripts/summarize_race.py).
+#
+#   bash scripts/reproduce_race.sh [--recipe cpu|gpu] [--systems "baseline sgnet sla"] [--seeds "1"]
+#                                  [--train-subset train|train-middle|train-high] [--updates N] [--epochs E]
+#                                  [--batch-size B] [--lr LR] [--max-length P] [--eval-split valid]
+#                                  [--data work/race/bin] [--out results/race] [--tag NAME] [--jobs N]
+#                                  [--readme FILE] [--checkpoints work/checkpoints/race] [--max-hours H]
+#
+# Systems: baseline (roberta_baseline_small), sgnet (roberta_sgnet_small, dual aggregation, alpha 0.5), sla
+# (roberta_sla_small), and SG-Net's components as rows of their own: sgnet_alone (the syntax-guided layer
+# alone, alpha 0: H-bar = H'), sgnet_nomask (the same extra layer attending to every token: the
+# parameter-matched control), sgnet_random_trees (random trees over the same words; needs data-prep/race.sh
+# --random-trees).
+# --recipe gpu is the paper's: --fp16, inputs cut to 384 WordPieces (--max-length; the model keeps MiniLM's 512
+# position embeddings), lr 1e-5, batch 16, 3 epochs of --train-subset (updates
+# from its size). --recipe cpu (default) is a budget that fits 2 cores: inputs cut to 256, lr 2e-5, batch 16,
+# --updates 250 (4,000 questions drawn at random from the subset); a small budget decides nothing about SG-Net.
+# Adam (0.9, 0.98), eps 1e-6, weight decay 0.01, 6% warm-up then linear decay, no validation during training:
+# the last checkpoint is scored, so dev is never used to choose. A finished run (its .eval.json) is skipped;
+# a stopped one resumes from its checkpoint_last.pt (saved every 50 updates). --jobs N trains N runs side by
+# side, the cores split among them. The summary's table goes into README.md's race-summary block (with --out,
+# only if --readme is given). --max-hours H stops each training after H hours (fairseq's --stop-time-hours: a
+# lease's limit); the summary then reports the updates reached, read from the training log.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RECIPE=cpu
+SYSTEMS="baseline sgnet sla"
+SEEDS="1"
+TRAIN_SUBSET=train
+UPDATES=""
+EPOCHS=""
+BSZ=""
+LR=""
+MAXPOS=""
+EVAL_SPLIT=valid
+DATA=$ROOT/work/race/bin
+RES=default
+README_MD=default
+CKPTS=work/checkpoints/race
+TAG=""
+JOBS=1
+MAX_HOURS=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --recipe) RECIPE=$2; shift 2 ;;
+    --systems) SYSTEMS=$2; shift 2 ;;
+    --seeds) SEEDS=$2; shift 2 ;;
+    --train-subset) TRAIN_SUBSET=$2; shift 2 ;;
+    --updates) UPDATES=$2; shift 2 ;;
+    --epochs) EPOCHS=$2; shift 2 ;;
+    --batch-size) BSZ=$2; shift 2 ;;
+    --lr) LR=$2; shift 2 ;;
+    --max-length) MAXPOS=$2; shift 2 ;;
+    --eval-split) EVAL_SPLIT=$2; shift 2 ;;
+    --data) DATA=$2; shift 2 ;;
+    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) README_MD=$2; shift 2 ;;
+    --checkpoints) CKPTS=$2; shift 2 ;;
+    --tag) TAG=$2_; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    --max-hours) MAX_HOURS=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 1 ;;
+  esac
+done
+export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, need_int, console_scripts
+console_scripts
+cd "$ROOT"
+EXTRA=()
+case $RECIPE in
+  gpu) require_gpu race; EXTRA=(--fp16); : "${BSZ:=16}" "${LR:=1e-5}" "${MAXPOS:=384}" "${EPOCHS:=3}" ;;
+  cpu) EXTRA=(--cpu); : "${BSZ:=16}" "${LR:=2e-5}" "${MAXPOS:=256}"; [ -n "$EPOCHS" ] || : "${UPDATES:=250}" ;;
+  *) die "--recipe must be cpu or gpu" ;;
+esac
+need_int --batch-size "$BSZ" 1
+need_int --max-length "$MAXPOS" 8
+need_int --jobs "$JOBS" 1
+[ -f "$DATA/label/$TRAIN_SUBSET.label" ] || die "$DATA/label/$TRAIN_SUBSET.label: no such split (prepare with data-prep/race.sh)"
+[ -f "$DATA/label/$EVAL_SPLIT.label" ] || die "$DATA/label/$EVAL_SPLIT.label: no such split"
+if [ -z "$UPDATES" ]; then
+  need_int --epochs "$EPOCHS" 1
+  n=$(wc -l < "$DATA/label/$TRAIN_SUBSET.label")
+  UPDATES=$(( (n + BSZ - 1) / BSZ * EPOCHS ))
+fi
+need_int --updates "$UPDATES" 1
+[ "$RES" != default ] || RES=results/race
+[ "$README_MD" != default ] || README_MD=README.md
+mkdir -p "$RES"
+[ -f work/minilm/model.pt ] || fairseq-syntax-convert-bert --out work/minilm
+U=$(fairseq-syntax-user-dir)
+THREADS=$(threads_per_job "$JOBS")
+
+system_args() {
+  case $1 in
+    baseline) echo "--arch roberta_baseline_small" ;;
+    sgnet) echo "--arch roberta_sgnet_small" ;;
+    sgnet_alone) echo "--arch roberta_sgnet_small --sgnet-alpha 0" ;;
+    sgnet_nomask) echo "--arch roberta_sgnet_small --sgnet-mask none" ;;
+    sgnet_random_trees) echo "--arch roberta_sgnet_small --heads-suffix randheads" ;;
+    sla) echo "--arch roberta_sla_small" ;;
+    *) die "unknown system $1 (baseline, sgnet, sgnet_alone, sgnet_nomask, sgnet_random_trees, sla)" ;;
+  esac
+}
+for s in $SYSTEMS; do system_args "$s" > /dev/null; done
+
+finetune() {  # finetune SYSTEM SEED
+  local system=$1 seed=$2 name ck start
+  name=$TAG${system}_seed$seed
+  [ -f "$RES/$name.eval.json" ] && { log "[race] skip $name (done)"; return 0; }
+  ck=$CKPTS/$name
+  [[ $ck = /* ]] || ck=$ROOT/$ck
+  mkdir -p "$ck"
+  if [ -f "$ck/checkpoint_last.pt" ]; then
+    start=(--restore-file "$ck/checkpoint_last.pt")
+    log "[race] $name: resuming from $ck/checkpoint_last.pt"
+  else
+    start=(--restore-file "$ROOT/work/minilm/model.pt" --reset-optimizer --reset-dataloader --reset-meters)
+  fi
+  log "[race] $name: $UPDATES updates of $BSZ on $TRAIN_SUBSET ($RECIPE recipe, $MAXPOS positions, lr $LR)"
+  # shellcheck disable=SC2046
+  OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS fairseq-train "$DATA" --user-dir "$U" \
+    --task syntax_sentence_ranking $(system_args "$system") --layernorm-eps 1e-12 "${start[@]}" \
+    --criterion sentence_ranking --num-classes 4 --init-token 0 --separator-token 2 --max-option-length 128 \
+    --max-positions 512 --max-input-length "$MAXPOS" --shorten-method truncate --required-batch-size-multiple 1 \
+    --optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-6 --weight-decay 0.01 --clip-norm 0.0 \
+    --lr "$LR" --lr-scheduler polynomial_decay --warmup-updates $((UPDATES * 6 / 100)) \
+    --total-num-update "$UPDATES" --max-update "$UPDATES" --batch-size "$BSZ" --dropout 0.1 \
+    --attention-dropout 0.1 --seed "$seed" --train-subset "$TRAIN_SUBSET" --disable-validation \
+    --save-interval-updates 50 --keep-interval-updates 1 --no-epoch-checkpoints --save-dir "$ck" \
+    --log-format simple --log-interval 10 --num-workers 1 --stop-time-hours "$MAX_HOURS" "${EXTRA[@]}" \
+    >> "$ck/train.log" 2>&1 \
+    || { log "[race] $name: training failed, see $ck/train.log"; return 1; }
+  OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS fairseq-syntax-race-eval "$DATA" \
+    --path "$ck/checkpoint_last.pt" --split "$EVAL_SPLIT" --batch-size 16 \
+    $([ "$RECIPE" = gpu ] && echo --fp16 || echo --cpu) --json "$ck/eval.json" \
+    --predictions "$ck/pred.jsonl" > "$ck/eval.txt" 2> "$ck/eval.log" \
+    || { log "[race] $name: evaluation failed, see $ck/eval.log"; return 1; }
+  atomic "$RES/$name.pred.jsonl.gz" gzip -9 -n -c "$ck/pred.jsonl"
+  keep_log "$ck/train.log" "$RES/$name.train.log.gz"
+  cp "$ck/eval.txt" "$RES/$name.eval.txt.tmp" && mv "$RES/$name.eval.txt.tmp" "$RES/$name.eval.txt"
+  python - "$ck/eval.json" "$RES/$name.eval.json" "$system" "$seed" "$RECIPE" "$UPDATES" "$BSZ" "$LR" "$MAXPOS" \
+    "$TRAIN_SUBSET" "$ck/train.log" <<'EOF'
+import json, os, re, sys
+src, dst, system, seed, recipe, updates, bsz, lr, maxpos, subset, log = sys.argv[1:]
+r = json.load(open(src))
+r["checkpoint"] = os.path.relpath(r["checkpoint"], os.getcwd()) if os.path.isabs(r["checkpoint"]) else r["checkpoint"]
+reached = [int(x) for x in re.findall(r"num_updates[ =](\d+)", open(log, errors="replace").read())]
+device = re.findall(r"\| INFO \| fairseq.utils \| rank\s+0: capabilities = .* ; total memory = .* ; name = (.*)", open(log, errors="replace").read())
+r.update(system=system, seed=int(seed), recipe=recipe, updates=int(updates), batch_size=int(bsz), lr=float(lr),
+         max_positions=int(maxpos), train_subset=subset, updates_reached=max(reached, default=None),
+         device=device[-1].strip() if device else "cpu")
+tmp = dst + ".tmp"
+json.dump(r, open(tmp, "w"), indent=1)
+os.replace(tmp, dst)
+EOF
+  cat "$ck/eval.txt" >&2
+}
+
+pids=()
+for seed in $SEEDS; do
+  for system in $SYSTEMS; do
+    finetune "$system" "$seed" &
+    pids+=($!)
+    if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
+  done
+done
+for p in "${pids[@]}"; do wait "$p" || exit 1; done
+readme=()
+[ -z "$README_MD" ] || readme=(--readme "$README_MD")
+python scripts/summarize_race.py --results "$RES" --tag "${TAG%_}" --figure "$RES/${TAG}question_length.png" "${readme[@]}"

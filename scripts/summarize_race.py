@@ -1,0 +1,192 @@
+#!/usr/bin/env python
+"""Table of the RACE runs (results/race/*.eval.json, from scripts/reproduce_race.sh) and paired tests between them.
+
+Per system: accuracy on RACE-M, RACE-H and RACE dev (RACE = all questions of both levels, so weighted by
+question), mean ± sample std over seeds, and the exact one-sided binomial p of beating chance (25 %) for every
+run. Against the baseline of the same seed: the exact McNemar p on the questions one system gets right and the
+other wrong (per-question predictions, ``*.pred.jsonl.gz``); over seeds: the difference of the means with
+Welch's p (seed_statistics.py), when both sides have two seeds or more. Writes ``summary.json``, ``summary.md``
+and, with ``--figure``, accuracy by question length for the baseline against SG-Net (the AAAI paper's Figure 4
+reading, here on RACE); with ``--readme`` the table also goes into that file's ``race-summary`` block.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import statistics
+from pathlib import Path
+
+from fairseq_syntax.atomic import atomic_path
+from readme_block import replace_block
+from seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
+
+ORDER = ["baseline", "sgnet", "sgnet_alone", "sgnet_nomask", "sgnet_random_trees", "sla"]
+LABELS = {
+    "baseline": "baseline (roberta_baseline_small)",
+    "sgnet": "SG-Net, dual aggregation α = 0.5",
+    "sgnet_alone": "syntax-guided layer alone (H̄ = H′)",
+    "sgnet_nomask": "extra attention layer, no mask (parameter-matched)",
+    "sgnet_random_trees": "SG-Net on random trees",
+    "sla": "SLA (roberta_sla_small)",
+}
+LEVELS = ("RACE-M", "RACE-H", "RACE")
+LENGTH_BINS = ((1, 5), (6, 8), (9, 11), (12, 15), (16, 10 ** 6))
+
+
+def load_runs(results: Path, tag: str) -> dict:
+    runs = {}
+    for path in sorted(results.glob("*.eval.json")):
+        m = re.fullmatch(rf"{re.escape(tag + '_') if tag else ''}(\w+?)_seed(\d+)\.eval\.json", path.name)
+        if not m or (not tag and m.group(1) not in ORDER):
+            continue
+        r = json.loads(path.read_text())
+        pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
+        with gzip.open(pred, "rt", encoding="utf-8") as fh:
+            r["predictions"] = {(x["id"], x["question"]): x for x in map(json.loads, fh)}
+        runs.setdefault(m.group(1), {})[int(m.group(2))] = r
+    return runs
+
+
+def mcnemar(a: dict, b: dict, level: str | None = None) -> dict:
+    keys = [k for k in a if level is None or a[k]["level"] == level]
+    if set(keys) - set(b):
+        raise ValueError("the two runs were not scored on the same questions")
+    only_a = sum(a[k]["correct"] and not b[k]["correct"] for k in keys)
+    only_b = sum(b[k]["correct"] and not a[k]["correct"] for k in keys)
+    return {"only_system_right": only_a, "only_baseline_right": only_b,
+            "mcnemar_p": significant(mcnemar_exact(only_a, only_b))}
+
+
+def summarize(runs: dict) -> dict:
+    setups = {(r["recipe"], r["updates"], r["batch_size"], r["lr"], r["max_positions"], r["train_subset"])
+              for seeds in runs.values() for r in seeds.values()}
+    if len(setups) > 1:
+        raise ValueError(f"runs of different recipes are not compared in one table: {sorted(setups)}")
+    out = {"setup": dict(zip(("recipe", "updates", "batch_size", "lr", "max_positions", "train_subset"),
+                             next(iter(setups)))) if setups else None, "systems": {}}
+    out["setup"]["devices"] = sorted({r.get("device", "cpu") for seeds in runs.values() for r in seeds.values()})
+    out["setup"]["updates_reached"] = {f"{system}_seed{s}": r.get("updates_reached")
+                                       for system, seeds in runs.items() for s, r in seeds.items()}
+    base = runs.get("baseline", {})
+    for system in [s for s in ORDER if s in runs] + sorted(set(runs) - set(ORDER)):
+        seeds = runs[system]
+        row = {"seeds": sorted(seeds), "per_seed": {}}
+        both = all(seeds[min(seeds)][lv]["n"] for lv in ("RACE-M", "RACE-H"))
+        for level in LEVELS:
+            if level == "RACE" and not both:  # one level scored: "RACE" would only repeat it
+                row[level] = {"mean": None, "std": None, "n": 0}
+                continue
+            accs = [seeds[s][level]["accuracy"] for s in sorted(seeds) if seeds[s][level]["n"]]
+            row[level] = {"mean": round(statistics.mean(accs), 2) if accs else None,
+                          "std": round(statistics.stdev(accs), 2) if len(accs) > 1 else None,
+                          "n": seeds[min(seeds)][level]["n"]}
+            if system != "baseline" and base:
+                b_accs = [base[s][level]["accuracy"] for s in sorted(base) if base[s][level]["n"]]
+                row[level]["vs_baseline_over_seeds"] = seed_test(accs, b_accs)
+        for s in sorted(seeds):
+            r = seeds[s]
+            per = {level: {"accuracy": r[level]["accuracy"], "p_above_chance": significant(r[level]["p_above_chance"])}
+                   for level in LEVELS if r[level]["n"] and (level != "RACE" or both)}
+            if system != "baseline" and s in base:  # on every question both scored
+                per["vs_baseline"] = {"scored": mcnemar(r["predictions"], base[s]["predictions"])}
+            row["per_seed"][s] = per
+        out["systems"][system] = row
+    return out
+
+
+def table(summary: dict) -> str:
+    setup = summary["setup"]
+    short = {k: v for k, v in setup["updates_reached"].items() if v is not None and v < setup["updates"]}
+    stopped = (" Stopped by the time limit before the planned updates: "
+               + ", ".join(f"{k} at {v:,}" for k, v in sorted(short.items())) + ".") if short else ""
+    lines = [f"Fine-tuned from MiniLM-L6 ({setup['recipe']} recipe: {setup['updates']:,} updates of "
+             f"{setup['batch_size']} questions from `{setup['train_subset']}`, lr {setup['lr']:g}, "
+             f"{setup['max_positions']} positions; on {', '.join(setup['devices'])}); the last checkpoint on RACE dev, "
+             f"accuracy %; p: exact McNemar against the baseline of the same seed; chance is 25 %.{stopped}", "",
+             "| system | seeds | RACE-M | RACE-H | RACE | vs baseline, all scored questions (only this right / only the baseline right, McNemar p, per seed) | RACE-M over seeds (Welch) |",
+             "|---|---|---|---|---|---|---|"]
+    for system, row in summary["systems"].items():
+        cells = []
+        for level in LEVELS:
+            r = row[level]
+            if r["mean"] is None:
+                cells.append("–")
+            else:
+                cells.append(f"{r['mean']:.2f}" + (f" ± {r['std']:.2f}" if r["std"] is not None else ""))
+        vs = []
+        for s, per in row["per_seed"].items():
+            if "vs_baseline" in per:
+                t = per["vs_baseline"]["scored"]
+                vs.append(f"{t['only_system_right']}/{t['only_baseline_right']}, p = {format_p(t['mcnemar_p'], 3)}")
+        welch = format_seed_test(row["RACE-M"].get("vs_baseline_over_seeds")) if system != "baseline" else "–"
+        lines.append(f"| {LABELS.get(system, system)} | {len(row['seeds'])} | " + " | ".join(cells)
+                     + f" | {'; '.join(vs) or '–'} | {welch} |")
+    worst = max((per[level]["p_above_chance"], system, level) for system, row in summary["systems"].items()
+                for per in row["per_seed"].values() for level in LEVELS if level in per)
+    verdict = "every run learned (p < 0.01 against chance)" if worst[0] < 0.01 else \
+        "not every run is told apart from chance at p < 0.01"
+    lines += ["", f"The largest exact binomial p against 25 %, over every run and level: {format_p(worst[0], 3)} "
+                  f"({LABELS.get(worst[1], worst[1])}, {worst[2]}): {verdict}."]
+    return "\n".join(lines) + "\n"
+
+
+def length_figure(runs: dict, out: Path) -> None:
+    """Accuracy by question length (words), baseline against SG-Net, pooled over seeds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    labels = [f"{a}–{b}" if b < 10 ** 6 else f"≥{a}" for a, b in LENGTH_BINS]
+    for system, style in (("baseline", "o-"), ("sgnet", "s-")):
+        if system not in runs:
+            continue
+        accs, ns = [], []
+        for a, b in LENGTH_BINS:
+            rows = [x for r in runs[system].values() for x in r["predictions"].values() if a <= x["question_words"] <= b]
+            accs.append(100.0 * sum(x["correct"] for x in rows) / len(rows) if rows else float("nan"))
+            ns.append(len(rows))
+        ax.plot(range(len(labels)), accs, style, label=LABELS[system])
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_xlabel("question length (words)")
+    ax.set_ylabel("RACE dev accuracy (%)")
+    ax.axhline(25, color="grey", lw=0.8, ls=":")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    with atomic_path(str(out)) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--results", default="results/race")
+    p.add_argument("--tag", default="", help="the runs of reproduce_race.sh --tag NAME")
+    p.add_argument("--readme", default=None, help="also write the table into this file's race-summary block")
+    p.add_argument("--figure", default=None, help="accuracy by question length, baseline against SG-Net (PNG)")
+    a = p.parse_args(argv)
+    results = Path(a.results)
+    runs = load_runs(results, a.tag)
+    if not runs:
+        print(f"summarize_race: no runs in {results}")
+        return 1
+    summary = summarize(runs)
+    name = f"{a.tag}_summary" if a.tag else "summary"
+    with atomic_path(str(results / f"{name}.json")) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
+    text = table(summary)
+    with atomic_path(str(results / f"{name}.md")) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    if a.readme:
+        replace_block(Path(a.readme), "race-summary", text)
+    if a.figure:
+        length_figure(runs, Path(a.figure))
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

