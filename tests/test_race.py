@@ -152,11 +152,20 @@ def test_race_prep_writes_fairseqs_layout_with_heads(race_slice):
             assert len(tokens) == len(heads) == len(rand) == n
             assert np.array_equal(np.array(heads.sizes) + 1, np.array(tokens.sizes))
             assert np.array_equal(np.array(rand.sizes), np.array(heads.sizes))
-    # an article's trees: as many roots as the sentences it was cut into
+    # an article's trees: no head crosses a sentence of the article
+    from fairseq_syntax.text_prep.wordpiece import WordPieceTokenizer
+
     codes = indexed_dataset.MMapIndexedDataset(str(out / "bin/input0/valid.heads"))[0].numpy()
-    roots = int(((codes > 0) & (codes == np.arange(1, len(codes) + 1))).sum())
     nsent = int((out / "raw/valid.article.nsent").read_text().split()[0])
-    assert roots == nsent > 1
+    tok = WordPieceTokenizer(str(out / "bin/vocab.txt"))
+    lines = (out / "raw/valid.article.txt").read_text(encoding="utf-8").splitlines()[:nsent]
+    sizes = [sum(len(tok.word_pieces(w)) for w in line.split()) for line in lines]
+    assert sum(sizes) == len(codes) and nsent > 1
+    sentence = np.repeat(np.arange(nsent), sizes)
+    target = np.abs(codes) - 1  # 0-based position each piece points to (its head, or its word's first piece)
+    assert (sentence[target] == sentence).all()
+    roots = int(((codes > 0) & (codes == np.arange(1, len(codes) + 1))).sum())
+    assert roots >= nsent
     rec = json.loads((out / "bin/preprocessing.json").read_text())
     assert rec["parser"]["backend"] == "spacy" and rec["subword_style"] == "wordpiece"
     assert (out / "bin/vocab.txt").exists()
@@ -169,7 +178,7 @@ def test_a_rerun_skips_and_other_options_redo(race_slice, minilm_converted):
             "--parser", "spacy", "--workers", "1", "--max-eval", "12", "--random-trees", "1"]
     again = run(args + ["--max-train", "16"])
     assert again.stderr.count("(done)") == 4
-    proc = run(args[:4] + [out, "--max-train", "abc"], check=False)
+    proc = run(args[:4] + ["--out", out, "--max-train", "abc"], check=False)
     assert proc.returncode == 1 and "--max-train takes a whole number" in proc.stderr
 
 

@@ -82,11 +82,12 @@ class RaceReader:
         device = next(self.model.parameters()).device
         head = getattr(self.cfg.model, "ranking_head_name", "sentence_classification_head")
         shorten = args.shorten_method == "truncate"
+        limit = getattr(args, "max_input_length", None) or args.max_positions  # as the task cuts the choices
         scores = []
         for ids, codes in choices:
             ds = RankingChoiceDataset([np.append(ctx_ids, eos)], [ctx_codes], [np.append(ids, eos)], [codes],
                                       self.task.source_dictionary.pad(), eos, args.init_token, args.separator_token,
-                                      args.max_positions if shorten else None, args.max_option_length)
+                                      limit if shorten else None, args.max_option_length)
             batch = {k: v.to(device) for k, v in ds.collater([0]).items()}
             scores.append(float(self.model(**batch, classification_head_name=head)[0].float().view(-1)[0]))
         best = int(np.argmax(scores))

