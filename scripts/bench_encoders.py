@@ -60,7 +60,9 @@ def main():
     for arch in archs:
         a = options.parse_args_and_arch(options.get_training_parser(), [
             args.data, "--user-dir", fairseq_syntax.USER_DIR, "--arch", arch, *task_args,
-            "--max-positions", str(args.max_positions)])
+            # ranking: the model keeps 512 positions and the choices are cut to --max-positions (the paper's 384)
+            *(["--max-positions", "512", "--max-input-length", str(args.max_positions)] if args.ranking
+              else ["--max-positions", str(args.max_positions)])])
         a.classification_head_name = "sentence_classification_head"
         if task is None:
             task = tasks.setup_task(a)
@@ -80,7 +82,7 @@ def main():
         crit = SentencePredictionCriterion(
             SentencePredictionConfig(classification_head_name="sentence_classification_head"), task)
     itr = task.get_batch_iterator(task.dataset("train"), max_sentences=args.batch_size, seed=1,
-                                  max_positions=args.max_positions).next_epoch_itr(shuffle=True)
+                                  max_positions=task.max_positions()).next_epoch_itr(shuffle=True)
     batches = [next(itr) for _ in range(args.rounds * args.steps)]
     opts = {n: torch.optim.Adam(m.parameters(), lr=1e-5) for n, m in models.items()}
     speed = {n: [] for n in archs}

@@ -95,14 +95,14 @@ RANKING = ["--num-classes", "4", "--init-token", "0", "--separator-token", "2", 
            "--max-positions", "512", "--shorten-method", "truncate", "--criterion", "sentence_ranking"]
 
 
-def ranking_pair(data):
+def ranking_pair(data, split="train"):
     from fairseq import tasks
 
     out = {}
     for name, task in (("vanilla", "sentence_ranking"), ("syntax", "syntax_sentence_ranking")):
         t = tasks.setup_task(user_args(data, task, "roberta_sgnet_small", *RANKING))
-        t.load_dataset("train")
-        out[name] = (t, t.dataset("train"))
+        t.load_dataset(split)
+        out[name] = (t, t.dataset(split))
     return out
 
 
@@ -143,6 +143,7 @@ def main(argv=None) -> int:
     p.add_argument("--conll", help="data-prep/conll2003.sh output (bin/)")
     p.add_argument("--lambada", help="data-prep/lambada.sh output (bin/)")
     p.add_argument("--race", help="data-prep/race.sh output (bin/)")
+    p.add_argument("--race-split", default="train", help="the RACE split to draw (train-middle: a quicker epoch)")
     p.add_argument("--merge", action="store_true", help="keep the other tasks of an existing --out file")
     p.add_argument("--signals", action="append",
                    help="the reader's side data loaded on the syntax side; repeat for several settings (default: "
@@ -162,7 +163,7 @@ def main(argv=None) -> int:
     fairseq_syntax.register()
     torch.set_num_threads(1)
     builders = {"translation": (args.multi30k, translation_pair), "sentence_prediction": (args.cola, sentence_prediction_pair),
-                "token_labeling": (args.conll, token_labeling_pair), "sentence_ranking": (args.race, ranking_pair)}
+                "token_labeling": (args.conll, token_labeling_pair), "sentence_ranking": (args.race, lambda d: ranking_pair(d, args.race_split))}
     for signals in args.signals or ["CorefAll", "DepParse CorefAll CorefPrev CorefNext Narrative"]:
         builders[f"lambada_reader [{signals}]"] = (args.lambada, lambda d, s=signals: reader_pair(d, s))
     pairs, skipped = {}, []

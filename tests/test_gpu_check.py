@@ -85,8 +85,8 @@ def test_gpu_check_runs_on_the_cpu_and_keeps_its_rows_and_logs(prepared, tmp_pat
     rows = [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert rows == ["run", "transformer_sgnet_small", "transformer_sgnet_small+alpha+first_head",
                     "transformer_sla_small", "speed_vanilla_r1", "speed_sgnet_r1", "speed_sgnet_r2",
-                    "speed_vanilla_r2", "roberta_*", "bidaf*"]
-    assert text.count("| ok |") == 7 and "not run (no --cola)" in text
+                    "speed_vanilla_r2", "roberta_*", "roberta_* ranking (RACE)", "bidaf*"]
+    assert text.count("| ok |") == 7 and "not run (no --cola)" in text and "not run (no --race)" in text
     speed = json.loads((logs / "speed.json").read_text())
     assert [r["baseline"]["log"] for r in speed["rounds"]] == [str(logs / "speed_vanilla_r1.log"),
                                                                str(logs / "speed_vanilla_r2.log")]
