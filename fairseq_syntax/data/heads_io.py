@@ -33,6 +33,19 @@ def load_heads(prefix: str):
     return open_indexed(prefix)
 
 
+def load_tokens_and_heads(prefix: str, dictionary, suffix: str = HEADS_SUFFIX, combine: bool = False):
+    """The binarized text at ``prefix`` and its heads side file ``prefix.suffix``, checked against each other
+    ((None, None) where there is no text: an optional input such as a GLUE task's ``input1``)."""
+    from fairseq.data import data_utils
+
+    tokens = data_utils.load_indexed_dataset(prefix, dictionary, combine=combine)
+    if tokens is None:
+        return None, None
+    heads = load_heads(f"{prefix}.{suffix}")
+    check_sizes(heads.sizes, tokens.sizes, f"{prefix}.{suffix}.bin", prefix + ".bin")
+    return tokens, heads
+
+
 def check_sizes(heads_sizes, src_sizes, heads_name: str, src_name: str, eos: int = 1) -> None:
     """Each sentence's heads cover its source tokens, except the EOS fairseq-preprocess appends."""
     heads_sizes = np.asarray(heads_sizes)

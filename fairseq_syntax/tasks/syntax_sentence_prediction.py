@@ -21,7 +21,7 @@ from fairseq.data import (
 from fairseq.tasks import register_task
 from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 
-from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
+from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
 from ..data.sentence_codes import AssembledCodesDataset, AssembledInputDataset, ClassLabelDataset, SizeSumDataset
 from ..distributed_check import refuse_lone_torchrun_worker
 
@@ -45,14 +45,8 @@ class SyntaxSentencePredictionTask(SentencePredictionTask):
         return super().setup_task(cfg, **kwargs)
 
     def _load_input(self, key, split, combine):
-        prefix = os.path.join(self.cfg.data, key, split)
-        tokens = data_utils.load_indexed_dataset(prefix, self.source_dictionary, combine=combine)
-        if tokens is None:
-            return None, None
-        heads_prefix = f"{prefix}.{self.cfg.heads_suffix}"
-        heads = load_heads(heads_prefix)
-        check_sizes(heads.sizes, tokens.sizes, heads_prefix + ".bin", prefix + ".bin")
-        return tokens, heads
+        return load_tokens_and_heads(os.path.join(self.cfg.data, key, split), self.source_dictionary,
+                                     self.cfg.heads_suffix, combine)
 
     def load_dataset(self, split, combine=False, **kwargs):
         if self.cfg.d2v2_multi or self.cfg.add_prev_output_tokens:

@@ -14,7 +14,7 @@ from fairseq.data import IdDataset, NestedDictionaryDataset, NumSamplesDataset, 
 from fairseq.tasks import register_task
 from fairseq.tasks.sentence_ranking import SentenceRankingTask
 
-from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
+from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
 from ..data.ranking_inputs import RankingChoiceDataset
 from ..data.sentence_codes import SizeSumDataset
 from ..distributed_check import refuse_lone_torchrun_worker
@@ -49,12 +49,10 @@ class SyntaxSentenceRankingTask(SentenceRankingTask):
 
     def _load_input(self, k, split, combine):
         prefix = os.path.join(self.args.data, f"input{k}", split)
-        tokens = data_utils.load_indexed_dataset(prefix, self.source_dictionary, combine=combine)
+        tokens, heads = load_tokens_and_heads(prefix, self.source_dictionary,
+                                              getattr(self.args, "heads_suffix", HEADS_SUFFIX), combine)
         if tokens is None:
             raise FileNotFoundError(f"{prefix}.bin: not found (prepare with data-prep/race.sh)")
-        heads_prefix = f"{prefix}.{getattr(self.args, 'heads_suffix', HEADS_SUFFIX)}"
-        heads = load_heads(heads_prefix)
-        check_sizes(heads.sizes, tokens.sizes, heads_prefix + ".bin", prefix + ".bin")
         return tokens, heads
 
     def load_dataset(self, split, combine=False, **kwargs):

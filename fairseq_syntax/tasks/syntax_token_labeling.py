@@ -25,7 +25,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II
 
-from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
+from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
 from ..data.sentence_codes import AssembledCodesDataset
 from ..data.token_labels import WordStartLabelsDataset
 from ..distributed_check import refuse_lone_torchrun_worker
@@ -69,12 +69,10 @@ class SyntaxTokenLabelingTask(FairseqTask):
 
     def load_dataset(self, split, combine=False, **kwargs):
         prefix = os.path.join(self.cfg.data, "input0", split)
-        tokens = data_utils.load_indexed_dataset(prefix, self.dictionary, combine=combine)
+        tokens, heads = load_tokens_and_heads(prefix, self.dictionary, self.cfg.heads_suffix, combine)
         if tokens is None:
             raise FileNotFoundError(f"{prefix}.bin: not found")
         heads_prefix = f"{prefix}.{self.cfg.heads_suffix}"
-        heads = load_heads(heads_prefix)
-        check_sizes(heads.sizes, tokens.sizes, heads_prefix + ".bin", prefix + ".bin")
         label_prefix = os.path.join(self.cfg.data, "label", split)
         labels = data_utils.load_indexed_dataset(label_prefix, self.label_dictionary, combine=combine)
         if labels is None:
