@@ -26,8 +26,9 @@
 # bootstrap per seed) and the table into README.md's multi30k-summary block (--readme FILE for another file; with
 # --out, only if --readme is given).
 # --summary-only writes the summary of the runs finished so far and trains nothing; --status says where each run is.
-# The data are $MULTI30K_DATA (default work/multi30k, from data-prep/multi30k.sh): the summary scores the committed
-# hypotheses against that folder's references, so it must hold the full test sets, not a --max-eval slice.
+# The data are $MULTI30K_DATA (default work/multi30k): a finished preparation there is used as it was made;
+# otherwise data-prep/multi30k.sh prepares the full corpus there. The summary scores the committed hypotheses
+# against that folder's references, so it must hold the full test sets, not a --max-eval slice.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS="vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1
@@ -108,7 +109,13 @@ if [ "$SUMMARY" = status ]; then
 fi
 
 mkdir -p "$RES/hyp" "$RES/logs"
-bash "$ROOT/data-prep/multi30k.sh" "${LOCAL[@]}" --out "$DATA" --parser spacy --workers 2
+if [ -f "$DATA/.stamps/binarize" ] && [ -f "$DATA/bin/preprocessing.json" ]; then
+  # a finished preparation is used as it is, with the options it was made with (data-prep would redo it with
+  # the defaults below, since its stage records hold the options: a --max-train slice would become the corpus)
+  echo "[reproduce] using the data prepared in $DATA ($(wc -l < "$DATA/bpe/train.en") training pairs)" >&2
+else
+  bash "$ROOT/data-prep/multi30k.sh" "${LOCAL[@]}" --out "$DATA" --parser spacy --workers 2
+fi
 TESTS=$(cut -f1 "$DATA/bin/testsets.tsv" | tr '\n' ' ')
 
 # the random-tree control's side files, beside the real heads (same words, same subwords, seed 1)
