@@ -1,10 +1,9 @@
 """Checks every CLI makes before any work, so that a mistyped command fails at once and loses nothing:
 an output that is one of the inputs (the same file under any name, ``os.path.samefile``) is refused, an
-output that names a folder or sits in a missing folder is named, and worker counts are at least 1 and no
-more than there is work for (64 processes for 50 lines spend a minute starting parsers)."""
+output that names a folder or sits in a missing folder is named. (Whole-number options take
+``fairseq_syntax.arg_types.positive_int``.)"""
 from __future__ import annotations
 
-import argparse
 import os
 
 
@@ -37,30 +36,3 @@ def check_outputs(outputs, inputs, make_dirs: bool = False) -> None:
                 os.makedirs(parent, exist_ok=True)
             else:
                 raise ValueError(f"{out}: its folder {os.path.dirname(out) or '.'} does not exist")
-
-
-def read_bytes_once(path: str) -> bytes:
-    """The whole of ``path`` in one read, so that a pipe or FIFO is consumed once and a digest is of what
-    was actually read (reading a FIFO twice hangs; ``<(...)`` is empty the second time)."""
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise ValueError(f"{path}: is a directory, not a text file")
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
-def positive_int(value: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
-def workers_for(workers: int, jobs: int) -> int:
-    """No more processes than jobs (at least one)."""
-    return max(1, min(workers, jobs))

@@ -6,7 +6,8 @@ import sys
 
 from ..parsing import BACKENDS
 from ..parsing.sharded import output_lock, parse_file
-from .guards import check_outputs, positive_int
+from ..arg_types import positive_int
+from .guards import check_outputs
 
 
 def _shard(value: str) -> tuple[int, int]:

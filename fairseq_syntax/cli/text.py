@@ -9,7 +9,8 @@ from ..atomic import atomic_path
 from ..text_prep.clean import clean_parallel
 from ..text_prep.moses import tokenize_file
 from ..text_prep.sgm import read_sgm_segments
-from .guards import check_outputs, positive_int
+from ..arg_types import positive_int
+from .guards import check_outputs
 
 
 def main(argv=None) -> int:
