@@ -91,3 +91,44 @@ def test_window_baseline():
         for j in range(t - 1):
             assert bool(got[i, j]) == (abs(i - j) <= 2)
     assert got[t - 1].all() and got[:, t - 1].all()  # EOS never masked
+
+
+def test_gated_attention_is_the_gated_mix_of_two_softmaxes_written_out():
+    """out = W_o((g·softmax_local + (1−g)·softmax_global) V), padding closed in both, computed row by row
+    in plain Python loops over softmax of lists; the per-batch biases shared by the layers give the same."""
+    import math
+
+    import torch.nn as nn
+
+    from fairseq_syntax.modules.sla_attention import attention_biases, gated_local_global_attention
+
+    torch.manual_seed(0)
+    tlen, bsz, dim, nh = 5, 2, 4, 2
+    proj = [nn.Linear(dim, dim) for _ in range(4)]
+    x = torch.randn(tlen, bsz, dim)
+    local = torch.tensor([[1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [0, 1, 1, 1, 0], [0, 0, 1, 1, 1], [1, 0, 0, 1, 1]],
+                         dtype=torch.bool).expand(bsz, tlen, tlen).clone()
+    pad = torch.tensor([[False] * 5, [False, False, False, True, True]])
+    gate = torch.tensor([0.0, 0.25, 0.5, 0.75, 1.0]).view(tlen, 1, 1).expand(tlen, bsz, 1)
+    with torch.no_grad():
+        got = gated_local_global_attention(x, *proj, nh, local, gate, pad)
+        shared = gated_local_global_attention(x, *proj, nh, None, gate, biases=attention_biases(local, pad))
+        q, k, v = (p(x) for p in proj[:3])
+        hd = dim // nh
+        want = torch.zeros(tlen, bsz, dim)
+        for b in range(bsz):
+            for h in range(nh):
+                sl = slice(h * hd, (h + 1) * hd)
+                for i in range(tlen):
+                    s = [float(q[i, b, sl] @ k[j, b, sl]) / math.sqrt(hd) for j in range(tlen)]
+                    keys = [j for j in range(tlen) if not pad[b, j]]
+                    loc = [j for j in keys if local[b, i, j]]
+                    zg = sum(math.exp(s[j]) for j in keys)
+                    zl = sum(math.exp(s[j]) for j in loc)
+                    g = float(gate[i, b, 0])
+                    for j in keys:
+                        p = (1 - g) * math.exp(s[j]) / zg + (g * math.exp(s[j]) / zl if j in loc else 0.0)
+                        want[i, b, sl] += p * v[j, b, sl]
+        want = proj[3](want)
+    assert torch.allclose(got, want, atol=1e-5)
+    assert torch.equal(got, shared)

@@ -11,7 +11,7 @@ from typing import Optional
 import torch
 from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 
-from ..modules.sla_attention import SLAGate, gated_local_global_attention
+from ..modules.sla_attention import SLAGate, attention_biases, gated_local_global_attention
 from ..syntax.local import sla_mask, window_mask
 
 from ..arg_types import non_negative_int
@@ -61,10 +61,10 @@ class SLAEncoderLayer(TransformerEncoderLayerBase):
     # fairseq's forward calls self.self_attn with fixed arguments, so the per-batch local mask and the gate
     # reach the attention only through this copy of it (or through state left on the module between calls).
     def forward(self, x, encoder_padding_mask: Optional[torch.Tensor], attn_mask: Optional[torch.Tensor] = None,
-                local_allowed: Optional[torch.Tensor] = None):
+                local_allowed: Optional[torch.Tensor] = None, sla_biases: Optional[tuple] = None):
         if attn_mask is not None:
             raise ValueError("SLA layers take no extra attn_mask")
-        if local_allowed is None:
+        if local_allowed is None and sla_biases is None:
             return super().forward(x, encoder_padding_mask)
         residual = x
         if self.normalize_before:
@@ -73,7 +73,7 @@ class SLAEncoderLayer(TransformerEncoderLayerBase):
         x = gated_local_global_attention(
             x, attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj, attn.num_heads, local_allowed,
             gate=self.sla_gate(x), key_padding_mask=encoder_padding_mask,
-            dropout_p=attn.dropout_module.p, training=self.training,
+            dropout_p=attn.dropout_module.p, training=self.training, biases=sla_biases,
         )
         x = self.dropout_module(x)
         x = self.residual_connection(x, residual)
@@ -105,8 +105,10 @@ def run_encoder_layers(encoder, src_tokens, local: Optional[torch.Tensor], retur
         x = x * (1 - padding_mask.unsqueeze(-1).type_as(x))
     x = x.transpose(0, 1)
     states = [x] if return_all_hiddens else []
+    biases = None if local is None else attention_biases(local, padding_mask if has_pads else None)
     for layer in encoder.layers:
-        out = layer(x, encoder_padding_mask=padding_mask if has_pads else None, local_allowed=local)
+        out = layer(x, encoder_padding_mask=padding_mask if has_pads else None, local_allowed=local,
+                    sla_biases=biases)
         x = out[0] if isinstance(out, tuple) else out
         if return_all_hiddens:
             states.append(x)

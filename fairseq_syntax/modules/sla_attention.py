@@ -25,6 +25,23 @@ class SLAGate(nn.Linear):
         return torch.sigmoid(super().forward(h))
 
 
+def attention_biases(local_allowed: torch.Tensor, key_padding_mask: Optional[torch.Tensor] = None):
+    """The additive score biases of a batch (0 or −inf), built once and shared by every layer:
+    ``local`` [B, 1, T, T] closes what is outside the window or padding, ``glb`` [B, 1, 1, T] (None
+    without padding) closes padding. Adding them costs one pass over the scores where a
+    ``masked_fill`` copies and fills (two), in every layer."""
+    bsz, tlen, _ = local_allowed.shape
+    closed = ~local_allowed
+    glb = None
+    if key_padding_mask is not None:
+        closed = closed | key_padding_mask.view(bsz, 1, tlen)
+        glb = torch.zeros(bsz, 1, 1, tlen, device=local_allowed.device)
+        glb.masked_fill_(key_padding_mask.view(bsz, 1, 1, tlen), float("-inf"))
+    local = torch.zeros(bsz, 1, tlen, tlen, device=local_allowed.device)
+    local.masked_fill_(closed.unsqueeze(1), float("-inf"))
+    return local, glb
+
+
 def gated_local_global_attention(
     x: torch.Tensor,
     q_proj: nn.Linear,
@@ -32,20 +49,24 @@ def gated_local_global_attention(
     v_proj: nn.Linear,
     out_proj: nn.Linear,
     num_heads: int,
-    local_allowed: torch.Tensor,
+    local_allowed: Optional[torch.Tensor],
     gate: torch.Tensor,
     key_padding_mask: Optional[torch.Tensor] = None,
     dropout_p: float = 0.0,
     training: bool = False,
+    biases: Optional[tuple] = None,
 ) -> torch.Tensor:
     """x: [T, B, C] (fairseq layout); local_allowed: [B, T, T] bool (True = inside the local window);
-    gate: [T, B, 1] in [0, 1]; key_padding_mask: [B, T] bool (True = padding). Returns [T, B, C].
+    gate: [T, B, 1] in [0, 1]; key_padding_mask: [B, T] bool (True = padding); ``biases``: the
+    batch's :func:`attention_biases`, given instead of the two masks by callers with several layers.
+    Returns [T, B, C].
 
     Scores are computed once; the local distribution is their softmax with ``−inf`` outside the
     window (masking by addition, never a multiplicative 0), the global one their plain softmax.
     """
     tlen, bsz, dim = x.shape
     head_dim = dim // num_heads
+    local_bias, global_bias = biases if biases is not None else attention_biases(local_allowed, key_padding_mask)
 
     def heads(t):  # [T, B, C] -> [B, H, T, d]
         return t.view(tlen, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
@@ -53,10 +74,8 @@ def gated_local_global_attention(
     q = heads(q_proj(x) * (head_dim ** -0.5))
     k, v = heads(k_proj(x)), heads(v_proj(x))
     scores = (q @ k.transpose(-1, -2)).float()  # [B, H, T, T]
-    if key_padding_mask is not None:
-        scores = scores.masked_fill(key_padding_mask.view(bsz, 1, 1, tlen), float("-inf"))
-    glb = scores.softmax(-1)
-    loc = scores.masked_fill(~local_allowed.unsqueeze(1), float("-inf")).softmax(-1)
+    glb = (scores if global_bias is None else scores + global_bias).softmax(-1)
+    loc = (scores + local_bias).softmax(-1)
     g = gate.permute(1, 0, 2).unsqueeze(1).float()  # [B, 1, T, 1]
     probs = torch.lerp(glb, loc, g).type_as(v)  # (1 − g)·glb + g·loc
     probs = F.dropout(probs, dropout_p, training)
