@@ -21,8 +21,9 @@
 # Adam (0.9, 0.98), eps 1e-6, weight decay 0.01, 6% warm-up then linear decay, no validation during training:
 # the last checkpoint is scored, so dev is never used to choose. A finished run (its .eval.json) is skipped;
 # a stopped one resumes from its checkpoint_last.pt (saved every 50 updates). --jobs N trains N runs side by
-# side, the cores split among them. The summary's table goes into README.md's race-summary block (with --out,
-# only if --readme is given). --max-hours H stops each training after H hours (fairseq's --stop-time-hours: a
+# side, the cores split among them. Results go to results/race, the summary's table into README.md's
+# race-summary block (results/race_gpu and race-gpu-summary for --recipe gpu; with --out, into a README only
+# if --readme is given). --max-hours H stops each training after H hours (fairseq's --stop-time-hours: a
 # lease's limit); the summary then reports the updates reached, read from the training log.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -87,7 +88,9 @@ if [ -z "$UPDATES" ]; then
   UPDATES=$(( (n + BSZ - 1) / BSZ * EPOCHS ))
 fi
 need_int --updates "$UPDATES" 1
-[ "$RES" != default ] || RES=results/race
+BLOCK=race-summary
+[ "$RECIPE" = cpu ] || BLOCK=race-gpu-summary
+[ "$RES" != default ] || RES=results/race$([ "$RECIPE" = cpu ] || echo _gpu)
 [ "$README_MD" != default ] || README_MD=README.md
 mkdir -p "$RES"
 [ -f work/minilm/model.pt ] || fairseq-syntax-convert-bert --out work/minilm
@@ -170,5 +173,5 @@ for seed in $SEEDS; do
 done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
 readme=()
-[ -z "$README_MD" ] || readme=(--readme "$README_MD")
+[ -z "$README_MD" ] || readme=(--readme "$README_MD" --block "$BLOCK")
 python scripts/summarize_race.py --results "$RES" --tag "${TAG%_}" --figure "$RES/${TAG}question_length.png" "${readme[@]}"

@@ -96,8 +96,13 @@ def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_u
                     "compared_with": twin(system) if twin(system) in out else None})
     for system, row in out.items():
         if row["compared_with"]:
+            twin_runs = out[row["compared_with"]]["runs"].values()
             row["vs_twin"] = seed_test([v["accuracy"] for v in row["runs"].values()],
-                                       [v["accuracy"] for v in out[row["compared_with"]]["runs"].values()])
+                                       [v["accuracy"] for v in twin_runs])
+            # "converges in fewer updates": the update of the best validation, over seeds (Welch, two-sided)
+            row["best_update_vs_twin"] = seed_test(
+                [v["trained"]["best_update"] for v in row["runs"].values() if v["trained"]["best_update"]],
+                [v["trained"]["best_update"] for v in twin_runs if v["trained"]["best_update"]])
     return out
 
 
@@ -107,10 +112,12 @@ def markdown(summary: dict) -> str:
            f"Converged: stopped after {rule['patience_validations']} validations without a better validation "
            f"accuracy (or at {rule['max_update']:,} updates); the best checkpoint by validation accuracy is scored. "
            "p: exact McNemar against the same reader without supervision, same seed. Δ: the difference of the mean "
-           "accuracies against that reader, with Welch's t-test p over seeds (from 2 seeds a side)."
+           "accuracies against that reader, with Welch's t-test p over seeds; Δ best update: the same for the update "
+           "of each run's best validation (two-sided: does the supervised reader converge in fewer updates)."
            + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
-           "| run | seeds | accuracy | p per seed | Δ (p over seeds) | best update per seed | how far trained |",
-           "|---|---|---|---|---|---|---|"]
+           "| run | seeds | accuracy | p per seed | Δ (p over seeds) | best update per seed | Δ best update (p over seeds) "
+           "| how far trained |",
+           "|---|---|---|---|---|---|---|---|"]
     for system in sorted(summary["systems"], key=lambda s: (twin(s) or s, twin(s) is not None, s)):
         row = summary["systems"][system]
         runs = row["runs"]
@@ -127,7 +134,10 @@ def markdown(summary: dict) -> str:
         else:
             how = f"fixed budget, not converged (last update {last})"
         delta = format_seed_test(row.get("vs_twin"))
-        out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {how} |")
+        t = row.get("best_update_vs_twin")
+        best_delta = "–" if t is None else f"{t['diff']:+,.0f}" + (
+            f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
+        out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {best_delta} | {how} |")
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "
                     f"{summary['most_frequent_context_word']['accuracy']:.2f}."]

@@ -7,7 +7,7 @@ run. Against the baseline of the same seed: the exact McNemar p on the questions
 other wrong (per-question predictions, ``*.pred.jsonl.gz``); over seeds: the difference of the means with
 Welch's p (seed_statistics.py), when both sides have two seeds or more. Writes ``summary.json``, ``summary.md``
 and, with ``--figure``, accuracy by question length for the baseline against SG-Net (the AAAI paper's Figure 4
-reading, here on RACE); with ``--readme`` the table also goes into that file's ``race-summary`` block.
+reading, here on RACE); with ``--readme`` the table also goes into that file's ``--block`` (``race-summary`` by default).
 """
 from __future__ import annotations
 
@@ -164,7 +164,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--results", default="results/race")
     p.add_argument("--tag", default="", help="the runs of reproduce_race.sh --tag NAME")
-    p.add_argument("--readme", default=None, help="also write the table into this file's race-summary block")
+    p.add_argument("--readme", default=None, help="also write the table into this file's --block block")
+    p.add_argument("--block", default="race-summary",
+                   help="the README block: race-summary (the CPU budget), race-gpu-summary (the GPU recipe)")
     p.add_argument("--figure", default=None, help="accuracy by question length, baseline against SG-Net (PNG)")
     a = p.parse_args(argv)
     results = Path(a.results)
@@ -181,7 +183,7 @@ def main(argv=None) -> int:
     with atomic_path(str(results / f"{name}.md")) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
     if a.readme:
-        replace_block(Path(a.readme), "race-summary", text)
+        replace_block(Path(a.readme), a.block, text)
     if a.figure:
         length_figure(runs, Path(a.figure))
     print(text)

@@ -357,8 +357,35 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
     assert runs["converged_sa_early"]["1"]["trained"]["best_update"] == 1500
     assert runs["converged_sa_early"]["2"]["trained"]["stopped"] is None
     table = (tmp_path / "summary.md").read_text()
-    assert "| sa_early | 1 | 20.00 | – | – | 400 | fixed budget, not converged (last update 1,000) |" in table
-    assert "| converged_sa_early | 2 | 27.50 ± 3.54 | – | – | 1,500, 2,500 | fixed budget" in table
+    assert "| sa_early | 1 | 20.00 | – | – | 400 | – | fixed budget, not converged (last update 1,000) |" in table
+    assert "| converged_sa_early | 2 | 27.50 ± 3.54 | – | – | 1,500, 2,500 | – | fixed budget" in table
     summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "100"])  # the rule's spacing
     table = (tmp_path / "summary.md").read_text()
-    assert "| sa_early | 1 | 20.00 | – | – | 400 | converged: 5 validations" in table
+    assert "| sa_early | 1 | 20.00 | – | – | 400 | – | converged: 5 validations" in table
+
+
+def test_lambada_summary_tests_over_seeds_whether_the_supervised_reader_converges_sooner(tmp_path):
+    """Best validations at updates 1,000 and 1,500 (+ CorefAll) against 2,500 and 3,500: Δ = −1,750 updates.
+    By hand: the variances are 125,000 and 500,000, so Welch's t = −1750 / sqrt(62,500 + 250,000) = −3.130, with
+    Welch–Satterthwaite df = 312,500² / (62,500² + 250,000²) = 1.471."""
+    from scipy.stats import t as student_t
+
+    from summarize_lambada import ROWS, main as summarize
+
+    def write(name, best, acc):
+        curve = [(u, (u if u <= best else best - u) / 100) for u in range(500, best + 3000, 500)]
+        text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
+        (tmp_path / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
+        (tmp_path / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
+
+    for seed, (sup, base) in enumerate(((1000, 2500), (1500, 3500)), 1):
+        write(f"converged_sa_early_corefall_seed{seed}", sup, 40.0 + seed)
+        write(f"converged_sa_early_seed{seed}", base, 36.0 + seed)
+    summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "500"])
+    row = json.loads((tmp_path / "summary.json").read_text())["systems"]["converged_sa_early_corefall"]
+    t = -1750 / (62_500 + 250_000) ** 0.5
+    df = 312_500 ** 2 / (62_500 ** 2 + 250_000 ** 2)
+    p = 2 * student_t.cdf(t, df)
+    assert row["best_update_vs_twin"]["diff"] == -1750
+    assert abs(row["best_update_vs_twin"]["welch_p"] - p) < 1e-3 * p + 1e-6
+    assert "| 1,000, 1,500 | -1,750 (p = " in (tmp_path / "summary.md").read_text()
