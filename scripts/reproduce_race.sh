@@ -143,14 +143,16 @@ finetune() {  # finetune SYSTEM SEED
     --predictions "$ck/pred.jsonl" > "$ck/eval.txt" 2> "$ck/eval.log" \
     || { log "[race] $name: evaluation failed, see $ck/eval.log"; return 1; }
   atomic "$RES/$name.pred.jsonl.gz" gzip -9 -n -c "$ck/pred.jsonl"
-  keep_log "$ck/train.log" "$RES/$name.train.log.gz"
+  keep_log "$ck/train.log" "$RES/$name.train.log.gz" "$(dirname "$ck")" "<checkpoints>"
   cp "$ck/eval.txt" "$RES/$name.eval.txt.tmp" && mv "$RES/$name.eval.txt.tmp" "$RES/$name.eval.txt"
   python - "$ck/eval.json" "$RES/$name.eval.json" "$system" "$seed" "$RECIPE" "$UPDATES" "$BSZ" "$LR" "$MAXPOS" \
     "$TRAIN_SUBSET" "$ck/train.log" <<'EOF'
 import json, os, re, sys
 src, dst, system, seed, recipe, updates, bsz, lr, maxpos, subset, log = sys.argv[1:]
 r = json.load(open(src))
-r["checkpoint"] = os.path.relpath(r["checkpoint"], os.getcwd()) if os.path.isabs(r["checkpoint"]) else r["checkpoint"]
+ck = os.path.abspath(r["checkpoint"])
+inside = ck.startswith(os.getcwd() + os.sep)  # a --checkpoints folder elsewhere is written as keep_log writes it
+r["checkpoint"] = os.path.relpath(ck) if inside else os.path.join("<checkpoints>", *ck.split(os.sep)[-2:])
 reached = [int(x) for x in re.findall(r"num_updates[ =](\d+)", open(log, errors="replace").read())]
 device = re.findall(r"\| INFO \| fairseq.utils \| rank\s+0: capabilities = .* ; total memory = .* ; name = (.*)", open(log, errors="replace").read())
 r.update(system=system, seed=int(seed), recipe=recipe, updates=int(updates), batch_size=int(bsz), lr=float(lr),

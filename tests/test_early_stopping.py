@@ -295,6 +295,22 @@ def test_side_by_side_runs_split_the_cores_among_them():
     assert [threads(1, 2), threads(2, 2), threads(3, 2), threads(2, 16), threads(3, 16)] == ["2", "1", "1", "8", "5"]
 
 
+def test_kept_logs_hold_no_machine_paths(tmp_path):
+    """keep_log writes a checkpoints folder outside the checkout as the name given, the checkout as '.', and the
+    home directory as '~'; a folder inside the checkout stays relative to it."""
+    ck = tmp_path / "ckg"
+    (ck / "run").mkdir(parents=True)
+    log = tmp_path / "train.log"
+    log.write_text(f"save_dir='{ck}/run' restore='{ROOT}/work/minilm/model.pt' at {ck}\n"
+                   f"File \"/home/someone/.venv/x.py\"\n")
+    out = tmp_path / "kept.log.gz"
+    run(["bash", "-c", f'source "{ROOT}/data-prep/common.sh"; keep_log "$1" "$2" "$3" "<checkpoints>" "$4" inside',
+         "_", str(log), str(out), str(ck), str(ROOT / "scripts")], env={"HOME": "/home/someone"})
+    assert gzip.decompress(out.read_bytes()).decode() == (
+        "save_dir='<checkpoints>/run' restore='./work/minilm/model.pt' at <checkpoints>\n"
+        'File "~/.venv/x.py"\n')
+
+
 def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
     """reproduce_lambada.sh --status: a finished run by its dev accuracy, a running one by the stopping rule read
     from its log (validations every --valid-interval updates), one without a log as not started."""
