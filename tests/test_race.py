@@ -231,3 +231,30 @@ def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted
         reader.predict_choice(p["article"], p["questions"][q], p["options"][q][:3])
     with pytest.raises(ValueError, match="the article is empty"):
         reader.predict_choice("  ", "Why?", ["a", "b", "c", "d"])
+
+
+@pytest.mark.slow
+def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_converted, tmp_path):
+    """reproduce_race.sh on the slice: two systems side by side for 2 updates, scored, summarized; the kept logs
+    and results hold no machine path; a re-run skips the finished runs; README.md is left alone with --out."""
+    out, _ = race_slice
+    res, ck = tmp_path / "res", tmp_path / "ck"
+    readme = (ROOT / "README.md").read_bytes()
+    cmd = ["bash", ROOT / "scripts/reproduce_race.sh", "--systems", "baseline sgnet", "--updates", "2",
+           "--batch-size", "2", "--max-length", "96", "--train-subset", "train", "--eval-split", "valid",
+           "--data", out / "bin", "--pretrained", minilm_converted, "--out", res, "--checkpoints", ck, "--jobs", "2"]
+    run(cmd)
+    for system in ("baseline", "sgnet"):
+        r = json.loads((res / f"{system}_seed1.eval.json").read_text())
+        assert (r["updates_reached"], r["recipe"], r["max_positions"], r["device"]) == (2, "cpu", 96, "cpu")
+        assert r["RACE"]["n"] == 12 and r["checkpoint"] == f"<checkpoints>/{system}_seed1/checkpoint_last.pt"
+        import gzip
+
+        log = gzip.decompress((res / f"{system}_seed1.train.log.gz").read_bytes()).decode()
+        assert str(tmp_path) not in log and str(ROOT) not in log and "<checkpoints>/" in log
+    summary = json.loads((res / "summary.json").read_text())
+    assert set(summary["systems"]) == {"baseline", "sgnet"}
+    assert "| SG-Net, dual aggregation α = 0.5 | 1 |" in (res / "summary.md").read_text()
+    again = run(cmd)
+    assert again.stderr.count("(done)") == 2
+    assert (ROOT / "README.md").read_bytes() == readme
