@@ -31,6 +31,7 @@ LABELS = {
     "sgnet_random_trees": "SG-Net on random trees",
     "sla": "SLA (roberta_sla_small)",
 }
+SGNET_CONTROLS = ("sgnet_alone", "sgnet_nomask", "sgnet_random_trees")  # read against SG-Net, as the paper's ablation
 LEVELS = ("RACE-M", "RACE-H", "RACE")
 LENGTH_BINS = ((1, 5), (6, 8), (9, 11), (12, 15), (16, 10 ** 6))
 
@@ -49,13 +50,13 @@ def load_runs(results: Path, tag: str) -> dict:
     return runs
 
 
-def mcnemar(a: dict, b: dict, level: str | None = None) -> dict:
+def mcnemar(a: dict, b: dict, level: str | None = None, other: str = "baseline") -> dict:
     keys = [k for k in a if level is None or a[k]["level"] == level]
     if set(keys) - set(b):
         raise ValueError("the two runs were not scored on the same questions")
     only_a = sum(a[k]["correct"] and not b[k]["correct"] for k in keys)
     only_b = sum(b[k]["correct"] and not a[k]["correct"] for k in keys)
-    return {"only_system_right": only_a, "only_baseline_right": only_b,
+    return {"only_system_right": only_a, f"only_{other}_right": only_b,
             "mcnemar_p": significant(mcnemar_exact(only_a, only_b))}
 
 
@@ -70,6 +71,7 @@ def summarize(runs: dict) -> dict:
     out["setup"]["updates_reached"] = {f"{system}_seed{s}": r.get("updates_reached")
                                        for system, seeds in runs.items() for s, r in seeds.items()}
     base = runs.get("baseline", {})
+    sgnet = runs.get("sgnet", {})
     for system in [s for s in ORDER if s in runs] + sorted(set(runs) - set(ORDER)):
         seeds = runs[system]
         row = {"seeds": sorted(seeds), "per_seed": {}}
@@ -91,6 +93,8 @@ def summarize(runs: dict) -> dict:
                    for level in LEVELS if r[level]["n"] and (level != "RACE" or both)}
             if system != "baseline" and s in base:  # on every question both scored
                 per["vs_baseline"] = {"scored": mcnemar(r["predictions"], base[s]["predictions"])}
+            if system in SGNET_CONTROLS and s in sgnet:
+                per["vs_sgnet"] = {"scored": mcnemar(r["predictions"], sgnet[s]["predictions"], other="sgnet")}
             row["per_seed"][s] = per
         out["systems"][system] = row
     return out
@@ -105,8 +109,8 @@ def table(summary: dict) -> str:
              f"{setup['batch_size']} questions from `{setup['train_subset']}`, lr {setup['lr']:g}, "
              f"{setup['max_positions']} positions; on {', '.join(setup['devices'])}); the last checkpoint on RACE dev, "
              f"accuracy %; p: exact McNemar against the baseline of the same seed; chance is 25 %.{stopped}", "",
-             "| system | seeds | RACE-M | RACE-H | RACE | vs baseline, all scored questions (only this right / only the baseline right, McNemar p, per seed) | RACE-M over seeds (Welch) |",
-             "|---|---|---|---|---|---|---|"]
+             "| system | seeds | RACE-M | RACE-H | RACE | vs baseline, all scored questions (only this right / only the baseline right, McNemar p, per seed) | RACE-M over seeds (Welch) | SG-Net's controls vs SG-Net (only this right / only SG-Net right, McNemar p, per seed) |",
+             "|---|---|---|---|---|---|---|---|"]
     for system, row in summary["systems"].items():
         cells = []
         for level in LEVELS:
@@ -115,14 +119,17 @@ def table(summary: dict) -> str:
                 cells.append("–")
             else:
                 cells.append(f"{r['mean']:.2f}" + (f" ± {r['std']:.2f}" if r["std"] is not None else ""))
-        vs = []
+        vs, vs_sg = [], []
         for s, per in row["per_seed"].items():
             if "vs_baseline" in per:
                 t = per["vs_baseline"]["scored"]
                 vs.append(f"{t['only_system_right']}/{t['only_baseline_right']}, p = {format_p(t['mcnemar_p'], 3)}")
+            if "vs_sgnet" in per:
+                t = per["vs_sgnet"]["scored"]
+                vs_sg.append(f"{t['only_system_right']}/{t['only_sgnet_right']}, p = {format_p(t['mcnemar_p'], 3)}")
         welch = format_seed_test(row["RACE-M"].get("vs_baseline_over_seeds")) if system != "baseline" else "–"
         lines.append(f"| {LABELS.get(system, system)} | {len(row['seeds'])} | " + " | ".join(cells)
-                     + f" | {'; '.join(vs) or '–'} | {welch} |")
+                     + f" | {'; '.join(vs) or '–'} | {welch} | {'; '.join(vs_sg) or '–'} |")
     worst = max((per[level]["p_above_chance"], system, level) for system, row in summary["systems"].items()
                 for per in row["per_seed"].values() for level in LEVELS if level in per)
     verdict = "every run learned (p < 0.01 against chance)" if worst[0] < 0.01 else \

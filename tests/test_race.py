@@ -258,3 +258,43 @@ def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_
     again = run(cmd)
     assert again.stderr.count("(done)") == 2
     assert (ROOT / "README.md").read_bytes() == readme
+
+
+def test_race_summary_tests_each_system_against_the_baseline_and_each_control_against_sgnet(tmp_path):
+    """Hand-made predictions on 20 RACE-M questions: the baseline right on 0–7, SG-Net on 0–5 and 8–11 (4 only
+    SG-Net, 2 only the baseline: McNemar p = 2·(1 + 6 + 15)/64), the no-mask control on 0–3 (0 against SG-Net's 6:
+    p = 2/64). The table reads the controls against SG-Net, and chance's binomial p decides the verdict."""
+    import gzip
+    import sys
+
+    from scipy.stats import binomtest
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from summarize_race import main as summarize
+
+    right = {"baseline": set(range(8)), "sgnet": set(range(6)) | set(range(8, 12)), "sgnet_nomask": set(range(4))}
+    for system, ok in right.items():
+        preds = [{"id": f"middle{i}.txt", "level": "middle", "question": 0, "label": 0,
+                  "predicted": 0 if i in ok else 1, "correct": int(i in ok), "question_words": 5} for i in range(20)]
+        (tmp_path / f"{system}_seed1.pred.jsonl.gz").write_bytes(
+            gzip.compress("".join(json.dumps(p) + "\n" for p in preds).encode()))
+        n_ok = len(ok)
+        level = {"n": 20, "correct": n_ok, "accuracy": 5.0 * n_ok,
+                 "p_above_chance": binomtest(n_ok, 20, 0.25, alternative="greater").pvalue}
+        (tmp_path / f"{system}_seed1.eval.json").write_text(json.dumps({
+            "split": "valid-middle", "RACE-M": level, "RACE-H": {"n": 0, "correct": 0, "accuracy": None,
+                                                                  "p_above_chance": 1.0},
+            "RACE": level, "system": system, "seed": 1, "recipe": "cpu", "updates": 400, "batch_size": 16,
+            "lr": 1e-4, "max_positions": 128, "train_subset": "train-middle", "updates_reached": 400,
+            "device": "cpu"}))
+    assert summarize(["--results", str(tmp_path)]) == 0
+    s = json.loads((tmp_path / "summary.json").read_text())["systems"]
+    assert s["sgnet"]["per_seed"]["1"]["vs_baseline"]["scored"] == {
+        "only_system_right": 4, "only_baseline_right": 2, "mcnemar_p": 0.688}
+    assert s["sgnet_nomask"]["per_seed"]["1"]["vs_sgnet"]["scored"] == {
+        "only_system_right": 0, "only_sgnet_right": 6, "mcnemar_p": 0.0312}
+    assert "vs_sgnet" not in s["sgnet"]["per_seed"]["1"]
+    table = (tmp_path / "summary.md").read_text()
+    assert "| SG-Net, dual aggregation α = 0.5 | 1 | 50.00 | – | – | 4/2, p = 0.688 | – | – |" in table
+    assert "| 20.00 | – | – | 0/4, p = 0.125 | – | 0/6, p = 0.0312 |" in table
+    assert "not every run is told apart from chance at p < 0.01" in table  # 4 of 20 is below chance
