@@ -296,5 +296,5 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
     assert "vs_sgnet" not in s["sgnet"]["per_seed"]["1"]
     table = (tmp_path / "summary.md").read_text()
     assert "| SG-Net, dual aggregation α = 0.5 | 1 | 50.00 | – | – | 4/2, p = 0.688 | – | – |" in table
-    assert "| 20.00 | – | – | 0/4, p = 0.125 | – | 0/6, p = 0.0312 |" in table
+    assert "| 20.00 | – | – | 0/4, p = 0.125 | – | 0/6, p = 0.031 |" in table
     assert "not every run is told apart from chance at p < 0.01" in table  # 4 of 20 is below chance
