@@ -110,10 +110,12 @@ def test_checkpoint_lifts_into_sgnet_and_sla_with_fresh_new_parameters(converted
         assert set(sd) - set(bsd) == set(new)
 
 
-def toy_batch(d, tok):
+TOY_SENTENCES = [(["The", "increase", "reflects", "lower", "credit", "losses"], [2, 3, 0, 6, 6, 3]),
+                 (["A", "hearing", "is", "scheduled", "on", "the", "issue", "today"], [2, 4, 4, 0, 2, 7, 5, 4])]
+
+
+def toy_batch(d, tok, sents=TOY_SENTENCES):
     """Two real sentences with hand-written parses, as <s> pieces </s>."""
-    sents = [(["The", "increase", "reflects", "lower", "credit", "losses"], [2, 3, 0, 6, 6, 3]),
-             (["A", "hearing", "is", "scheduled", "on", "the", "issue", "today"], [2, 4, 4, 0, 2, 7, 5, 4])]
     rows, codes = [], []
     for words, heads in sents:
         per_word = tok.split_words(words)
@@ -194,6 +196,32 @@ def test_sgnet_cls_reads_the_syntax_guided_output_only_with_sentence_scope(conve
         c, _ = sg(toks, features_only=True, src_heads=heads)
         assert torch.allclose(c[:, 0], a[:, 0], atol=1e-5)
         assert not torch.allclose(c[:, 1:], a[:, 1:], atol=1e-3)
+
+
+def test_one_sdoi_layer_gives_cls_the_same_output_under_any_parse(converted, minilm):
+    """What a [CLS]-reading head (classification, RACE's ranking) sees of SG-Net does not depend on the parse: with
+    one SDOI layer, [CLS]'s row attends to every parsed token whatever the tree, over keys and values from H, so
+    the hand parse, a right-branching chain and --sgnet-mask none give [CLS] the same H̄; the other tokens differ.
+    With two layers the second reads the first's syntax-guided output, and [CLS] sees the parse."""
+    tok = WordPieceTokenizer(minilm.model_dir + "/vocab.txt")
+    sg, d = load_converted(converted, minilm, "roberta_sgnet_small")
+    chains = [(words, [i + 2 if i + 1 < len(words) else 0 for i in range(len(words))]) for words, _ in TOY_SENTENCES]
+    toks, heads = toy_batch(d, tok)
+    toks2, chain = toy_batch(d, tok, chains)
+    assert torch.equal(toks, toks2) and not torch.equal(heads, chain)
+    with torch.no_grad():
+        a, _ = sg(toks, features_only=True, src_heads=heads)
+        b, _ = sg(toks, features_only=True, src_heads=chain)
+        sg.encoder.syntax_guided.mask = "none"
+        c, _ = sg(toks, features_only=True, src_heads=heads)
+        sg.encoder.syntax_guided.mask = "sdoi"
+        assert torch.allclose(a[:, 0], b[:, 0], atol=1e-6) and torch.allclose(a[:, 0], c[:, 0], atol=1e-6)
+        assert not torch.allclose(a[:, 1:], b[:, 1:], atol=1e-3)
+        layer = sg.encoder.syntax_guided.layers[0]
+        sg.encoder.syntax_guided.layers.append(layer)  # a second SDOI layer (shared weights suffice here)
+        a2, _ = sg(toks, features_only=True, src_heads=heads)
+        b2, _ = sg(toks, features_only=True, src_heads=chain)
+        assert not torch.allclose(a2[:, 0], b2[:, 0], atol=1e-4)
 
 
 def test_wordpiece_step_names_the_file_and_sentence_on_a_mismatch(tmp_path, minilm):

@@ -12,6 +12,7 @@ each: the new parameters keep their fresh initialisation and everything else mus
 """
 from __future__ import annotations
 
+import logging
 from typing import Optional
 
 import torch
@@ -28,6 +29,8 @@ from ..modules.sla_attention import pair_segments
 from .checkpoint_lifting import fill_new_parameters
 from .sgnet_options import add_sgnet_args, sgnet_defaults
 from .sla_encoder import SLAEncoderLayer, add_sla_args, local_allowed, run_encoder_layers, sla_defaults
+
+logger = logging.getLogger(__name__)
 
 CLS_SCOPES = ("sentence", "self")
 
@@ -220,6 +223,17 @@ class RobertaSGNetModel(SyntaxRobertaModel):
         sgnet_defaults(args)
         if getattr(args, "sgnet_cls_scope", None) is None:
             args.sgnet_cls_scope = "sentence"
+
+    def register_classification_head(self, name, num_classes=None, inner_dim=None, **kwargs):
+        # a head reading <s>/[CLS] (sentence prediction, ranking) gets, from one SDOI layer, an H̄ that no parse
+        # changes: [CLS]'s row attends to every parsed token (or, with --sgnet-cls-scope self, keeps H), over
+        # keys and values from H (tests/test_bert_encoders.py); say so, once per head
+        if self.args.sgnet_layers == 1:
+            logger.warning(
+                "roberta_sgnet with one SDOI layer: the classification head %r reads <s>, whose H̄ does not depend "
+                "on the parse (the model is the baseline plus one attention layer at <s>); --sgnet-layers 2 lets "
+                "it see the parse. See docs/bert-encoders.md", name)
+        super().register_classification_head(name, num_classes, inner_dim, **kwargs)
 
 
 @register_model("roberta_sla")
