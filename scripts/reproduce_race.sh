@@ -14,7 +14,9 @@
 # (roberta_sla_small), and SG-Net's components as rows of their own: sgnet_alone (the syntax-guided layer
 # alone, alpha 0: H-bar = H'), sgnet_nomask (the same extra layer attending to every token: the
 # parameter-matched control), sgnet_random_trees (random trees over the same words; needs data-prep/race.sh
-# --random-trees).
+# --random-trees). With one SDOI layer the ranking head's <s> sees no parse, so sgnet, sgnet_nomask and
+# sgnet_random_trees are the same model (docs/methods.md); sgnet_2layers (--sgnet-layers 2, beyond the paper)
+# lets the parse reach <s>, and sgnet_2layers_nomask is its control.
 # --recipe gpu is the paper's: --fp16, inputs cut to 384 WordPieces (--max-length; the model keeps MiniLM's 512
 # position embeddings), lr 1e-5, batch 16, 3 epochs of --train-subset (updates
 # from its size), scored on valid. --recipe cpu (default) is a budget that fits 2 cores: RACE-M only
@@ -111,8 +113,11 @@ system_args() {
     sgnet_alone) echo "--arch roberta_sgnet_small --sgnet-alpha 0" ;;
     sgnet_nomask) echo "--arch roberta_sgnet_small --sgnet-mask none" ;;
     sgnet_random_trees) echo "--arch roberta_sgnet_small --heads-suffix randheads" ;;
+    sgnet_2layers) echo "--arch roberta_sgnet_small --sgnet-layers 2" ;;
+    sgnet_2layers_nomask) echo "--arch roberta_sgnet_small --sgnet-layers 2 --sgnet-mask none" ;;
     sla) echo "--arch roberta_sla_small" ;;
-    *) die "unknown system $1 (baseline, sgnet, sgnet_alone, sgnet_nomask, sgnet_random_trees, sla)" ;;
+    *) die "unknown system $1 (baseline, sgnet, sgnet_alone, sgnet_nomask, sgnet_random_trees, sgnet_2layers," \
+         "sgnet_2layers_nomask, sla)" ;;
   esac
 }
 for s in $SYSTEMS; do system_args "$s" > /dev/null; done

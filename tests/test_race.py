@@ -293,6 +293,7 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
         "only_system_right": 4, "only_baseline_right": 2, "mcnemar_p": 0.688}
     assert s["sgnet_nomask"]["per_seed"]["1"]["vs_sgnet"]["scored"] == {
         "only_system_right": 0, "only_sgnet_right": 6, "mcnemar_p": 0.0312}
+    assert s["sgnet_nomask"]["per_seed"]["1"]["vs_sgnet"]["against"] == "sgnet"
     assert "vs_sgnet" not in s["sgnet"]["per_seed"]["1"]
     table = (tmp_path / "summary.md").read_text()
     assert "| SG-Net, dual aggregation α = 0.5 | 1 | 50.00 | – | – | 4/2, p = 0.688 | – | – |" in table
