@@ -21,7 +21,7 @@
 # position embeddings), lr 1e-5, batch 16, 3 epochs of --train-subset (updates
 # from its size), scored on valid. --recipe cpu (default) is a budget that fits 2 cores: RACE-M only
 # (train-middle, scored on valid-middle), inputs cut to 128, lr 1e-4, batch 16, --updates 400 (6,400 questions
-# drawn at random from the 25,421, about 50 minutes a run on one core); at lr 1e-5 (the paper's) MiniLM-L6 stays
+# drawn at random from the 25,421, about 45 minutes a run on one core); at lr 1e-5 (the paper's) MiniLM-L6 stays
 # at chance for 800 updates. A small budget decides nothing about SG-Net.
 # Adam (0.9, 0.98), eps 1e-6, weight decay 0.01, 6% warm-up then linear decay, no validation during training:
 # the last checkpoint is scored, so dev is never used to choose. A finished run (its .eval.json) is skipped;

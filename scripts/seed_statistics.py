@@ -45,8 +45,8 @@ def format_p(p: float, decimals: int = 4) -> str:
     return f"{p:.{decimals}f}" if p >= 10 ** -decimals else f"{p:.1e}"
 
 
-def format_seed_test(t: dict | None) -> str:
+def format_seed_test(t: dict | None, diff_format: str = "+.2f") -> str:
     """A table cell for seed_test's result: the difference of the means and Welch's p (– when untested)."""
     if t is None:
         return "–"
-    return f"{t['diff']:+.2f}" + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
+    return f"{t['diff']:{diff_format}}" + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")

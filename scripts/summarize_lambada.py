@@ -134,9 +134,7 @@ def markdown(summary: dict) -> str:
         else:
             how = f"fixed budget, not converged (last update {last})"
         delta = format_seed_test(row.get("vs_twin"))
-        t = row.get("best_update_vs_twin")
-        best_delta = "–" if t is None else f"{t['diff']:+,.0f}" + (
-            f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
+        best_delta = format_seed_test(row.get("best_update_vs_twin"), "+,.0f")
         out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {best_delta} | {how} |")
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "
