@@ -132,3 +132,32 @@ def test_gated_attention_is_the_gated_mix_of_two_softmaxes_written_out():
         want = proj[3](want)
     assert torch.allclose(got, want, atol=1e-5)
     assert torch.equal(got, shared)
+
+
+def test_gated_attention_weights_gradient_equals_autograd_of_the_formula():
+    """The hand-written backward of the gated weights gives the gradients autograd takes through q kᵀ, two
+    softmaxes and a lerp, for q, k and the gate, with and without padding (float64)."""
+    from fairseq_syntax.modules.sla_attention import GatedAttentionWeights, attention_biases
+
+    torch.manual_seed(0)
+    bsz, nh, tlen, hd = 2, 3, 6, 4
+    local = torch.rand(bsz, tlen, tlen) < 0.5
+    local |= torch.eye(tlen, dtype=torch.bool)
+    for pad in (None, torch.tensor([[False] * 6, [False] * 4 + [True] * 2])):
+        lb, gb = attention_biases(local, pad)
+        lb, gb = lb.double(), None if gb is None else gb.double()
+        q, k = (torch.randn(bsz, nh, tlen, hd, dtype=torch.float64, requires_grad=True) for _ in range(2))
+        g = torch.rand(bsz, 1, tlen, 1, dtype=torch.float64, requires_grad=True)
+        upstream = torch.randn(bsz, nh, tlen, tlen, dtype=torch.float64)
+        scores = q @ k.transpose(-1, -2)
+        glb = (scores if gb is None else scores + gb).softmax(-1)
+        want = torch.lerp(glb, (scores + lb).softmax(-1), g)
+        want_grads = torch.autograd.grad(want, (q, k, g), upstream)
+        got = GatedAttentionWeights.apply(q, k, lb, gb, g)
+        got_grads = torch.autograd.grad(got, (q, k, g), upstream)
+        assert torch.allclose(got, want, equal_nan=True)  # (a padded query row with no open key is NaN in both)
+        for a, b in zip(got_grads, want_grads):
+            assert torch.allclose(a, b, atol=1e-12, equal_nan=True)
+        first = (q[:1].detach().requires_grad_(), k[:1].detach().requires_grad_(), lb[:1],
+                 None if gb is None else gb[:1], g[:1].detach().requires_grad_())
+        assert torch.autograd.gradcheck(GatedAttentionWeights.apply, first)

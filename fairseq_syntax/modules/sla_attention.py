@@ -42,6 +42,43 @@ def attention_biases(local_allowed: torch.Tensor, key_padding_mask: Optional[tor
     return local, glb
 
 
+class GatedAttentionWeights(torch.autograd.Function):
+    """P = (1 − g)·softmax(s + global_bias) + g·softmax(s + local_bias) with s = q kᵀ, its gradient written out.
+
+    Autograd would take the two softmax backwards, the lerp's three products and the sum of the two score
+    gradients, each a pass over [B, H, T, T]; written out, with Σ_j G·P computed once per distribution,
+    the backward is five passes and the gate's gradient comes from the two row sums:
+    ∂s = g·P_l⊙(G − Σ G⊙P_l) + (1 − g)·P_g⊙(G − Σ G⊙P_g),  ∂g = Σ_h (Σ_j G⊙P_l − Σ_j G⊙P_g).
+    The scores stay inside, so their buffer is reused for the local softmax. Returns float32 weights.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, local_bias, global_bias, g):
+        work = (q @ k.transpose(-1, -2)).to(torch.promote_types(q.dtype, torch.float32))  # [B, H, T, T]
+        if global_bias is not None:
+            work.add_(global_bias)
+        glb = work.softmax(-1)
+        work.add_(local_bias)  # (the local bias closes padding too)
+        loc = torch.softmax(work, -1, out=work)
+        ctx.save_for_backward(q, k, glb, loc, g)
+        return torch.lerp(glb, loc, g)
+
+    @staticmethod
+    def backward(ctx, grad):
+        q, k, glb, loc, g = ctx.saved_tensors
+        d_loc = grad * loc
+        row_loc = d_loc.sum(-1, keepdim=True)
+        d_glb = grad * glb
+        row_glb = d_glb.sum(-1, keepdim=True)
+        d_loc.addcmul_(loc, row_loc, value=-1)
+        d_glb.addcmul_(glb, row_glb, value=-1)
+        d_scores = d_glb.lerp_(d_loc, g).to(q.dtype)
+        d_q = d_scores @ k if ctx.needs_input_grad[0] else None
+        d_k = d_scores.transpose(-1, -2) @ q if ctx.needs_input_grad[1] else None
+        d_g = (row_loc - row_glb).sum(1, keepdim=True) if ctx.needs_input_grad[4] else None
+        return d_q, d_k, None, None, d_g
+
+
 def gated_local_global_attention(
     x: torch.Tensor,
     q_proj: nn.Linear,
@@ -73,11 +110,8 @@ def gated_local_global_attention(
 
     q = heads(q_proj(x) * (head_dim ** -0.5))
     k, v = heads(k_proj(x)), heads(v_proj(x))
-    scores = (q @ k.transpose(-1, -2)).float()  # [B, H, T, T]
-    glb = (scores if global_bias is None else scores + global_bias).softmax(-1)
-    loc = (scores + local_bias).softmax(-1)
     g = gate.permute(1, 0, 2).unsqueeze(1).float()  # [B, 1, T, 1]
-    probs = torch.lerp(glb, loc, g).type_as(v)  # (1 − g)·glb + g·loc
+    probs = GatedAttentionWeights.apply(q, k, local_bias, global_bias, g).type_as(v)
     probs = F.dropout(probs, dropout_p, training)
     out = (probs @ v).permute(2, 0, 1, 3).reshape(tlen, bsz, dim)
     return out_proj(out)
