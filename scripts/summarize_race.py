@@ -30,7 +30,7 @@ LABELS = {
     "sgnet_alone": "syntax-guided layer alone (H̄ = H′)",
     "sgnet_nomask": "extra attention layer, no mask (parameter-matched)",
     "sgnet_random_trees": "SG-Net on random trees",
-    "sgnet_2layers": "SG-Net, two SDOI layers (the parse reaches <s>)",
+    "sgnet_2layers": "SG-Net, two SDOI layers (the parse reaches `<s>`)",
     "sgnet_2layers_nomask": "two extra attention layers, no mask",
     "sla": "SLA (roberta_sla_small)",
 }
