@@ -59,7 +59,9 @@ class GatedAttentionWeights(torch.autograd.Function):
             work.add_(global_bias)
         glb = work.softmax(-1)
         work.add_(local_bias)  # (the local bias closes padding too)
-        loc = torch.softmax(work, -1, out=work)
+        # On the CPU a fresh [B, H, T, T] buffer is page-faulted in at every call, so the scores' is reused;
+        # CUDA's caching allocator makes a new one free, and the softmax there is not relied on to run in place.
+        loc = torch.softmax(work, -1, out=work) if work.device.type == "cpu" else work.softmax(-1)
         ctx.save_for_backward(q, k, glb, loc, g)
         return torch.lerp(glb, loc, g)
 
