@@ -99,8 +99,8 @@ def summarize(runs: dict) -> dict:
                 per["vs_baseline"] = {"scored": mcnemar(r["predictions"], base[s]["predictions"])}
             other = runs.get(VARIANT_OF.get(system), {})
             if s in other:
-                per["vs_sgnet"] = {"against": VARIANT_OF[system],
-                                   "scored": mcnemar(r["predictions"], other[s]["predictions"], other="sgnet")}
+                per["vs_reference"] = {"against": VARIANT_OF[system],
+                                   "scored": mcnemar(r["predictions"], other[s]["predictions"], other="reference")}
             row["per_seed"][s] = per
         out["systems"][system] = row
     return out
@@ -130,9 +130,9 @@ def table(summary: dict) -> str:
             if "vs_baseline" in per:
                 t = per["vs_baseline"]["scored"]
                 vs.append(f"{t['only_system_right']}/{t['only_baseline_right']}, p = {format_p(t['mcnemar_p'], 3)}")
-            if "vs_sgnet" in per:
-                t = per["vs_sgnet"]["scored"]
-                vs_sg.append(f"{t['only_system_right']}/{t['only_sgnet_right']}, p = {format_p(t['mcnemar_p'], 3)}")
+            if "vs_reference" in per:
+                t = per["vs_reference"]["scored"]
+                vs_sg.append(f"{t['only_system_right']}/{t['only_reference_right']}, p = {format_p(t['mcnemar_p'], 3)}")
         welch = format_seed_test(row["RACE-M"].get("vs_baseline_over_seeds")) if system != "baseline" else "–"
         lines.append(f"| {LABELS.get(system, system)} | {len(row['seeds'])} | " + " | ".join(cells)
                      + f" | {'; '.join(vs) or '–'} | {welch} | {'; '.join(vs_sg) or '–'} |")

@@ -291,10 +291,10 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
     s = json.loads((tmp_path / "summary.json").read_text())["systems"]
     assert s["sgnet"]["per_seed"]["1"]["vs_baseline"]["scored"] == {
         "only_system_right": 4, "only_baseline_right": 2, "mcnemar_p": 0.688}
-    assert s["sgnet_nomask"]["per_seed"]["1"]["vs_sgnet"]["scored"] == {
-        "only_system_right": 0, "only_sgnet_right": 6, "mcnemar_p": 0.0312}
-    assert s["sgnet_nomask"]["per_seed"]["1"]["vs_sgnet"]["against"] == "sgnet"
-    assert "vs_sgnet" not in s["sgnet"]["per_seed"]["1"]
+    assert s["sgnet_nomask"]["per_seed"]["1"]["vs_reference"]["scored"] == {
+        "only_system_right": 0, "only_reference_right": 6, "mcnemar_p": 0.0312}
+    assert s["sgnet_nomask"]["per_seed"]["1"]["vs_reference"]["against"] == "sgnet"
+    assert "vs_reference" not in s["sgnet"]["per_seed"]["1"]
     table = (tmp_path / "summary.md").read_text()
     assert "| SG-Net, dual aggregation α = 0.5 | 1 | 50.00 | – | – | 4/2, p = 0.688 | – | – |" in table
     assert "| 20.00 | – | – | 0/4, p = 0.125 | – | 0/6, p = 0.031 |" in table
