@@ -100,7 +100,7 @@ def summarize(runs: dict) -> dict:
             other = runs.get(VARIANT_OF.get(system), {})
             if s in other:
                 per["vs_reference"] = {"against": VARIANT_OF[system],
-                                   "scored": mcnemar(r["predictions"], other[s]["predictions"], other="reference")}
+                                       "scored": mcnemar(r["predictions"], other[s]["predictions"], other="reference")}
             row["per_seed"][s] = per
         out["systems"][system] = row
     return out
@@ -125,17 +125,17 @@ def table(summary: dict) -> str:
                 cells.append("–")
             else:
                 cells.append(f"{r['mean']:.2f}" + (f" ± {r['std']:.2f}" if r["std"] is not None else ""))
-        vs, vs_sg = [], []
+        vs, vs_ref = [], []
         for s, per in row["per_seed"].items():
             if "vs_baseline" in per:
                 t = per["vs_baseline"]["scored"]
                 vs.append(f"{t['only_system_right']}/{t['only_baseline_right']}, p = {format_p(t['mcnemar_p'], 3)}")
             if "vs_reference" in per:
                 t = per["vs_reference"]["scored"]
-                vs_sg.append(f"{t['only_system_right']}/{t['only_reference_right']}, p = {format_p(t['mcnemar_p'], 3)}")
+                vs_ref.append(f"{t['only_system_right']}/{t['only_reference_right']}, p = {format_p(t['mcnemar_p'], 3)}")
         welch = format_seed_test(row["RACE-M"].get("vs_baseline_over_seeds")) if system != "baseline" else "–"
         lines.append(f"| {LABELS.get(system, system)} | {len(row['seeds'])} | " + " | ".join(cells)
-                     + f" | {'; '.join(vs) or '–'} | {welch} | {'; '.join(vs_sg) or '–'} |")
+                     + f" | {'; '.join(vs) or '–'} | {welch} | {'; '.join(vs_ref) or '–'} |")
     worst = max((per[level]["p_above_chance"], system, level) for system, row in summary["systems"].items()
                 for per in row["per_seed"].values() for level in LEVELS if level in per)
     verdict = "every run learned (p < 0.01 against chance)" if worst[0] < 0.01 else \

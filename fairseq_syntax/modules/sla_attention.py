@@ -49,7 +49,8 @@ class GatedAttentionWeights(torch.autograd.Function):
     gradients, each a pass over [B, H, T, T]; written out, with Σ_j G·P computed once per distribution,
     the backward is five passes and the gate's gradient comes from the two row sums:
     ∂s = g·P_l⊙(G − Σ G⊙P_l) + (1 − g)·P_g⊙(G − Σ G⊙P_g),  ∂g = Σ_h (Σ_j G⊙P_l − Σ_j G⊙P_g).
-    The scores stay inside, so their buffer is reused for the local softmax. Returns float32 weights.
+    The scores stay inside, so their buffer can be reused for the local softmax. Returns the weights in
+    float32 at least (fp16 scores are upcast), so the softmaxes never run in half precision.
     """
 
     @staticmethod
