@@ -15,9 +15,10 @@ log: the best update by validation accuracy, and whether ``--patience`` validati
 ``--max-update``) ended it, which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended
 otherwise, or validated at other spacings than ``--valid-interval`` (whose patience counts shorter stretches), is
 reported as a fixed budget, not as converged. Each run's precision and device come from the same
-log (training_log.py); runs of different precisions are refused rather than averaged. Writes ``summary.json``
-and ``summary.md``; with ``--readme`` the table also goes into that file's ``lambada-summary`` block
-(scripts/readme_block.py).
+log (training_log.py); runs of different precisions are refused rather than averaged. Under the table, a reading
+says the same in words for each supervised system (told apart or not at p < ALPHA), so prose beside the table never
+keeps old numbers. Writes ``summary.json`` and ``summary.md``; with ``--readme`` the table and its reading also go
+into that file's ``lambada-summary`` block (scripts/readme_block.py).
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
 SIGNALS = ("corefall", "narrative", "depparse")  # the run-name suffixes of reproduce_lambada.sh's supervised runs
+ALPHA = 0.05  # the level at which the reading calls a difference told apart
 
 
 def most_frequent_word(instances: str, stopwords: str) -> dict:
@@ -139,7 +141,49 @@ def markdown(summary: dict) -> str:
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "
                     f"{summary['most_frequent_context_word']['accuracy']:.2f}."]
+    readings = [reading(system, summary["systems"]) for system in sorted(summary["systems"])
+                if summary["systems"][system]["compared_with"]]
+    if readings:
+        out += ["", f"**Reading** (told apart: p < {ALPHA}):", ""] + [f"- {r}" for r in readings]
     return "\n".join(out) + "\n"
+
+
+def told(p: float | None) -> str:
+    return "untested" if p is None else "told apart" if p < ALPHA else "not told apart"
+
+
+def reading(system: str, systems: dict) -> str:
+    """What the table says of a supervised reader against its twin, in words, so that the README's reading is
+    regenerated with its numbers: per seed, over seeds, the seeds' own spread, and the best update."""
+    row, base = systems[system], systems[systems[system]["compared_with"]]
+    seeds = [s for s in row["runs"] if s in base["runs"]]
+    diffs = [row["runs"][s]["accuracy"] - base["runs"][s]["accuracy"] for s in seeds]
+    ps = [next(iter(row["runs"][s].get("mcnemar_p_vs", {}).values()), None) for s in seeds]
+    runs = [*row["runs"].values(), *base["runs"].values()]
+    budget = ("all converged" if all(r["trained"]["stopped"] == "patience" for r in runs)
+              else "not all converged: a fixed budget, which decides nothing about a trained reader")
+    n_seeds = f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+    text = (f"{system} against {row['compared_with']} ({n_seeds} a side, {budget}): higher on "
+            f"{sum(d > 0 for d in diffs)} of {len(seeds)} ({', '.join(f'{d:+.2f}' for d in diffs)} points; "
+            f"McNemar p = {', '.join(format_p(p) if p is not None else '–' for p in ps)}, "
+            f"{sum(p is not None and p < ALPHA for p in ps)} of {len(seeds)} told apart).")
+    accs = [r["accuracy"] for r in base["runs"].values()]
+    if len(accs) > 1:
+        text += (f" {row['compared_with']}'s own seeds span {max(accs) - min(accs):.2f} points "
+                 f"({min(accs):.2f} to {max(accs):.2f}).")
+    t = row.get("vs_twin")
+    if t is None:
+        return text + " No test over seeds: it needs 2 seeds a side."
+    text += (f" Over seeds: {t['diff']:+.2f} (Welch p = {format_p(t['welch_p'], 3) if t['welch_p'] is not None else '–'}), "
+             f"{told(t['welch_p'])}{' from seed noise' if told(t['welch_p']) == 'not told apart' else ''}.")
+    b = row.get("best_update_vs_twin")
+    if b is not None:
+        mean_best = [statistics.mean(r["trained"]["best_update"] for r in x["runs"].values()
+                                     if r["trained"]["best_update"]) for x in (row, base)]
+        text += (f" Best validation at update {mean_best[0]:,.0f} on average against {mean_best[1]:,.0f}: "
+                 f"{b['diff']:+,.0f} (Welch p = {format_p(b['welch_p'], 3) if b['welch_p'] is not None else '–'}), "
+                 f"{told(b['welch_p'])}.")
+    return text
 
 
 def main(argv=None) -> int:

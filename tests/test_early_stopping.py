@@ -405,3 +405,37 @@ def test_lambada_summary_tests_over_seeds_whether_the_supervised_reader_converge
     assert row["best_update_vs_twin"]["diff"] == -1750
     assert abs(row["best_update_vs_twin"]["welch_p"] - p) < 1e-3 * p + 1e-6
     assert "| 1,000, 1,500 | -1,750 (p = " in (tmp_path / "summary.md").read_text()
+
+
+def test_lambada_summary_reads_the_table_in_words_with_its_numbers(tmp_path):
+    """Two converged seeds a side, accuracies 41, 42 (+ CorefAll) against 37, 38, on 9 instances. By hand:
+    McNemar 5 against 0 discordant is 2/32 = 0.0625 (seed 1), 0 against 0 is 1 (seed 2); Welch's t over seeds is
+    4 / sqrt(0.25 + 0.25) = 5.657 with df = 0.5² / (2 · 0.25²) = 2; the best updates 1,000, 1,500 against 2,500,
+    3,500 as in the test above."""
+    from scipy.stats import t as student_t
+
+    from summarize_lambada import ROWS, main as summarize
+
+    def write(name, best, acc, correct):
+        curve = [(u, (u if u <= best else best - u) / 100) for u in range(500, best + 3000, 500)]
+        text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
+        (tmp_path / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
+        (tmp_path / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
+        lines = "".join(json.dumps({"correct": c}) + "\n" for c in correct)
+        (tmp_path / f"{name}.pred.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+
+    write("converged_sa_early_corefall_seed1", 1000, 41.0, [True] * 7 + [False] * 2)
+    write("converged_sa_early_seed1", 2500, 37.0, [True] * 2 + [False] * 7)
+    write("converged_sa_early_corefall_seed2", 1500, 42.0, [True] * 4 + [False] * 5)
+    write("converged_sa_early_seed2", 3500, 38.0, [True] * 4 + [False] * 5)
+    summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "500"])
+    welch = format_p(2 * student_t.sf(4 / 0.5 ** 0.5, 2), 3)
+    best_t = -1750 / (62_500 + 250_000) ** 0.5
+    best = format_p(2 * student_t.cdf(best_t, 312_500 ** 2 / (62_500 ** 2 + 250_000 ** 2)), 3)
+    assert welch == "0.030" and best not in ("0.000", welch)
+    md = (tmp_path / "summary.md").read_text()
+    assert "**Reading** (told apart: p < 0.05):" in md
+    assert ("- converged_sa_early_corefall against converged_sa_early (2 seeds a side, all converged): higher on 2 of 2 "
+            "(+4.00, +4.00 points; McNemar p = 0.0625, 1.0000, 0 of 2 told apart). converged_sa_early's own seeds span "
+            f"1.00 points (37.00 to 38.00). Over seeds: +4.00 (Welch p = {welch}), told apart. Best validation at "
+            f"update 1,250 on average against 3,000: -1,750 (Welch p = {best}), not told apart.\n") in md
