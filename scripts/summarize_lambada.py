@@ -160,7 +160,9 @@ def reading(system: str, systems: dict) -> str:
     diffs = [row["runs"][s]["accuracy"] - base["runs"][s]["accuracy"] for s in seeds]
     ps = [next(iter(row["runs"][s].get("mcnemar_p_vs", {}).values()), None) for s in seeds]
     runs = [*row["runs"].values(), *base["runs"].values()]
-    budget = ("all converged" if all(r["trained"]["stopped"] == "patience" for r in runs)
+    stops = {r["trained"]["stopped"] for r in runs}
+    budget = ("all converged" if stops == {"patience"}
+              else "all stopped by the rule, some by its update cap" if None not in stops
               else "not all converged: a fixed budget, which decides nothing about a trained reader")
     n_seeds = f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
     text = (f"{system} against {row['compared_with']} ({n_seeds} a side, {budget}): higher on "
