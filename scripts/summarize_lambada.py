@@ -124,7 +124,7 @@ def markdown(summary: dict) -> str:
         row = summary["systems"][system]
         runs = row["runs"]
         acc = f"{row['mean']:.2f}" + (f" ± {row['std']:.2f}" if row["std"] is not None else "")
-        ps = [next(iter(r["mcnemar_p_vs"].values())) for r in runs.values() if "mcnemar_p_vs" in r]
+        ps = [p for p in map(twin_p, runs.values()) if p is not None]
         ps_txt = (", ".join(format_p(p) for p in ps) + f" (vs {row['compared_with']})") if ps else "–"
         best = ", ".join(f"{r['trained']['best_update']:,}" if r["trained"]["best_update"] else "–" for r in runs.values())
         stops = {r["trained"]["stopped"] for r in runs.values()}
@@ -148,8 +148,19 @@ def markdown(summary: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+def twin_p(run: dict) -> float | None:
+    """A run's McNemar p against its twin of the same seed (None when there is no twin run to pair)."""
+    return next(iter(run.get("mcnemar_p_vs", {}).values()), None)
+
+
 def told(p: float | None) -> str:
     return "untested" if p is None else "told apart" if p < ALPHA else "not told apart"
+
+
+def welch_text(t: dict) -> str:
+    """seed_test's result as the reading writes it: the difference, then Welch's p and whether it is told apart."""
+    p = t["welch_p"]
+    return f"(Welch p = {format_p(p, 3) if p is not None else '–'}), {told(p)}"
 
 
 def reading(system: str, systems: dict) -> str:
@@ -158,7 +169,7 @@ def reading(system: str, systems: dict) -> str:
     row, base = systems[system], systems[systems[system]["compared_with"]]
     seeds = [s for s in row["runs"] if s in base["runs"]]
     diffs = [row["runs"][s]["accuracy"] - base["runs"][s]["accuracy"] for s in seeds]
-    ps = [next(iter(row["runs"][s].get("mcnemar_p_vs", {}).values()), None) for s in seeds]
+    ps = [twin_p(row["runs"][s]) for s in seeds]
     runs = [*row["runs"].values(), *base["runs"].values()]
     stops = {r["trained"]["stopped"] for r in runs}
     budget = ("all converged" if stops == {"patience"}
@@ -176,15 +187,14 @@ def reading(system: str, systems: dict) -> str:
     t = row.get("vs_twin")
     if t is None:
         return text + " No test over seeds: it needs 2 seeds a side."
-    text += (f" Over seeds: {t['diff']:+.2f} (Welch p = {format_p(t['welch_p'], 3) if t['welch_p'] is not None else '–'}), "
-             f"{told(t['welch_p'])}{' from seed noise' if told(t['welch_p']) == 'not told apart' else ''}.")
+    noise = " from seed noise" if told(t["welch_p"]) == "not told apart" else ""
+    text += f" Over seeds: {t['diff']:+.2f} {welch_text(t)}{noise}."
     b = row.get("best_update_vs_twin")
     if b is not None:
         mean_best = [statistics.mean(r["trained"]["best_update"] for r in x["runs"].values()
                                      if r["trained"]["best_update"]) for x in (row, base)]
         text += (f" Best validation at update {mean_best[0]:,.0f} on average against {mean_best[1]:,.0f}: "
-                 f"{b['diff']:+,.0f} (Welch p = {format_p(b['welch_p'], 3) if b['welch_p'] is not None else '–'}), "
-                 f"{told(b['welch_p'])}.")
+                 f"{b['diff']:+,.0f} {welch_text(b)}.")
     return text
 
 

@@ -380,23 +380,32 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
     assert "| sa_early | 1 | 20.00 | – | – | 400 | – | converged: 5 validations" in table
 
 
+def write_converged_run(res, name, best, acc, correct=None):
+    """A LAMBADA run's results as reproduce_lambada.sh leaves them: a log validated every 500 updates whose best is
+    at ``best``, then 5 validations below it (the rule stops it); its eval.json; and with ``correct``, its per-instance
+    predictions for the McNemar tests."""
+    from summarize_lambada import ROWS
+
+    curve = [(u, (u if u <= best else best - u) / 100) for u in range(500, best + 3000, 500)]
+    text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
+    (res / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
+    (res / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
+    if correct is not None:
+        lines = "".join(json.dumps({"correct": c}) + "\n" for c in correct)
+        (res / f"{name}.pred.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+
+
 def test_lambada_summary_tests_over_seeds_whether_the_supervised_reader_converges_sooner(tmp_path):
     """Best validations at updates 1,000 and 1,500 (+ CorefAll) against 2,500 and 3,500: Δ = −1,750 updates.
     By hand: the variances are 125,000 and 500,000, so Welch's t = −1750 / sqrt(62,500 + 250,000) = −3.130, with
     Welch–Satterthwaite df = 312,500² / (62,500² + 250,000²) = 1.471."""
     from scipy.stats import t as student_t
 
-    from summarize_lambada import ROWS, main as summarize
-
-    def write(name, best, acc):
-        curve = [(u, (u if u <= best else best - u) / 100) for u in range(500, best + 3000, 500)]
-        text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
-        (tmp_path / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
-        (tmp_path / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
+    from summarize_lambada import main as summarize
 
     for seed, (sup, base) in enumerate(((1000, 2500), (1500, 3500)), 1):
-        write(f"converged_sa_early_corefall_seed{seed}", sup, 40.0 + seed)
-        write(f"converged_sa_early_seed{seed}", base, 36.0 + seed)
+        write_converged_run(tmp_path, f"converged_sa_early_corefall_seed{seed}", sup, 40.0 + seed)
+        write_converged_run(tmp_path, f"converged_sa_early_seed{seed}", base, 36.0 + seed)
     summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "500"])
     row = json.loads((tmp_path / "summary.json").read_text())["systems"]["converged_sa_early_corefall"]
     t = -1750 / (62_500 + 250_000) ** 0.5
@@ -414,20 +423,12 @@ def test_lambada_summary_reads_the_table_in_words_with_its_numbers(tmp_path):
     3,500 as in the test above."""
     from scipy.stats import t as student_t
 
-    from summarize_lambada import ROWS, main as summarize
+    from summarize_lambada import main as summarize
 
-    def write(name, best, acc, correct):
-        curve = [(u, (u if u <= best else best - u) / 100) for u in range(500, best + 3000, 500)]
-        text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
-        (tmp_path / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
-        (tmp_path / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
-        lines = "".join(json.dumps({"correct": c}) + "\n" for c in correct)
-        (tmp_path / f"{name}.pred.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
-
-    write("converged_sa_early_corefall_seed1", 1000, 41.0, [True] * 7 + [False] * 2)
-    write("converged_sa_early_seed1", 2500, 37.0, [True] * 2 + [False] * 7)
-    write("converged_sa_early_corefall_seed2", 1500, 42.0, [True] * 4 + [False] * 5)
-    write("converged_sa_early_seed2", 3500, 38.0, [True] * 4 + [False] * 5)
+    write_converged_run(tmp_path, "converged_sa_early_corefall_seed1", 1000, 41.0, [True] * 7 + [False] * 2)
+    write_converged_run(tmp_path, "converged_sa_early_seed1", 2500, 37.0, [True] * 2 + [False] * 7)
+    write_converged_run(tmp_path, "converged_sa_early_corefall_seed2", 1500, 42.0, [True] * 4 + [False] * 5)
+    write_converged_run(tmp_path, "converged_sa_early_seed2", 3500, 38.0, [True] * 4 + [False] * 5)
     summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "500"])
     welch = format_p(2 * student_t.sf(4 / 0.5 ** 0.5, 2), 3)
     best_t = -1750 / (62_500 + 250_000) ** 0.5
@@ -435,7 +436,7 @@ def test_lambada_summary_reads_the_table_in_words_with_its_numbers(tmp_path):
     assert welch == "0.030" and best not in ("0.000", welch)
     md = (tmp_path / "summary.md").read_text()
     assert "**Reading** (told apart: p < 0.05):" in md
-    assert ("- converged_sa_early_corefall against converged_sa_early (2 seeds a side, all converged): higher on 2 of 2 "
-            "(+4.00, +4.00 points; McNemar p = 0.0625, 1.0000, 0 of 2 told apart). converged_sa_early's own seeds span "
+    assert ("- converged_sa_early_corefall against converged_sa_early (2 seeds a side, all converged): higher on "
+            "2 of 2 (+4.00, +4.00 points; McNemar p = 0.0625, 1.0000, 0 of 2 told apart). converged_sa_early's own seeds span "
             f"1.00 points (37.00 to 38.00). Over seeds: +4.00 (Welch p = {welch}), told apart. Best validation at "
             f"update 1,250 on average against 3,000: -1,750 (Welch p = {best}), not told apart.\n") in md
