@@ -182,7 +182,8 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
     the summary groups the seeds, pairs CorefAll with its unsupervised twin and fills the README block; a second
     call trains nothing."""
     readme = tmp_path / "README.md"
-    readme.write_text("# t\n\n<!-- begin lambada-summary (generated) -->\nold\n<!-- end lambada-summary -->\nafter\n")
+    readme.write_text("# t\n\n<!-- begin lambada-summary (generated) -->\nSTALE BLOCK\n"
+                      "<!-- end lambada-summary -->\nafter\n")
     cmd = ["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--data", str(lambada / "bin"), "--converge",
            "--valid-interval", "3", "--patience", "1", "--max-update", "6", "--seeds", "1 2", "--batch-size", "16",
            "--jobs", "2", "--tag", "converged", "--out", str(tmp_path / "res"), "--readme", str(readme),
@@ -202,7 +203,7 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
     assert sup["vs_twin"]["n"] == [2, 2] and sup["vs_twin"]["diff"] == round(sup["vs_twin"]["diff"], 2)
     assert abs(sup["vs_twin"]["diff"] - (sup["mean"] - base["mean"])) <= 0.011 and "vs_twin" not in base
     text = readme.read_text()
-    assert "old" not in text and text.endswith("<!-- end lambada-summary -->\nafter\n")
+    assert "STALE BLOCK" not in text and text.endswith("<!-- end lambada-summary -->\nafter\n")
     assert "| converged_sa_early_corefall | 2 |" in text and "(vs converged_sa_early)" in text
     assert "Trained in fp32 on CPU." in text
     assert proc.stderr.count("training to update") >= 4
