@@ -65,6 +65,11 @@ def mcnemar(a: dict, b: dict, level: str | None = None, other: str = "baseline")
             "mcnemar_p": significant(mcnemar_exact(only_a, only_b))}
 
 
+def mcnemar_cell(t: dict, other: str) -> str:
+    """A table cell: questions only this system got right / only the other, and the exact p."""
+    return f"{t['only_system_right']}/{t[f'only_{other}_right']}, p = {format_p(t['mcnemar_p'], 3)}"
+
+
 def summarize(runs: dict) -> dict:
     setups = {(r["recipe"], r["updates"], r["batch_size"], r["lr"], r["max_positions"], r["train_subset"])
               for seeds in runs.values() for r in seeds.values()}
@@ -125,14 +130,10 @@ def table(summary: dict) -> str:
                 cells.append("–")
             else:
                 cells.append(f"{r['mean']:.2f}" + (f" ± {r['std']:.2f}" if r["std"] is not None else ""))
-        vs, vs_ref = [], []
-        for s, per in row["per_seed"].items():
-            if "vs_baseline" in per:
-                t = per["vs_baseline"]["scored"]
-                vs.append(f"{t['only_system_right']}/{t['only_baseline_right']}, p = {format_p(t['mcnemar_p'], 3)}")
-            if "vs_reference" in per:
-                t = per["vs_reference"]["scored"]
-                vs_ref.append(f"{t['only_system_right']}/{t['only_reference_right']}, p = {format_p(t['mcnemar_p'], 3)}")
+        vs = [mcnemar_cell(per["vs_baseline"]["scored"], "baseline") for per in row["per_seed"].values()
+              if "vs_baseline" in per]
+        vs_ref = [mcnemar_cell(per["vs_reference"]["scored"], "reference") for per in row["per_seed"].values()
+                  if "vs_reference" in per]
         welch = format_seed_test(row["RACE-M"].get("vs_baseline_over_seeds")) if system != "baseline" else "–"
         lines.append(f"| {LABELS.get(system, system)} | {len(row['seeds'])} | " + " | ".join(cells)
                      + f" | {'; '.join(vs) or '–'} | {welch} | {'; '.join(vs_ref) or '–'} |")
