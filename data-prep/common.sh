@@ -242,12 +242,18 @@ binarize_labels() {
     --srcdict "$OUT/raw/label.dict.txt" 2>&1 | grep -v tensorboardX >&2
 }
 
-# keep_log LOG OUT.gz [DIR NAME]...: LOG compressed into results/, each DIR (a folder outside the checkout, e.g.
-# --checkpoints) written as NAME, this checkout's absolute path as '.' and the home directory as '~' (the
-# interpreter's path in a traceback): committed results hold no machine paths
+# keep_log LOG OUT.gz [DIR NAME]...: LOG compressed into results/ with its machine paths hidden (hide_paths)
 keep_log() {
-  local root home=${HOME%/} expr="" src=$1 dest=$2 dir; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  local src=$1 dest=$2 expr
   shift 2
+  expr=$(hide_paths "$@") || exit 1
+  atomic "$dest" sed_gzip "$expr" "$src"
+}
+# hide_paths [DIR NAME]...: the sed expression that writes each DIR (a folder outside the checkout, e.g.
+# --checkpoints) as NAME, this checkout's absolute path as '.' and the home directory as '~' (the interpreter's
+# path in a traceback): committed results hold no machine paths
+hide_paths() {
+  local root home=${HOME%/} expr="" dir; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   while [ $# -ge 2 ]; do
     dir=$(cd "$1" && pwd) || die "keep_log: no folder $1"
     case $dir/ in "$root"/*) ;; *) expr+="s#$dir/#$2/#g; s#$dir#$2#g; " ;; esac
@@ -255,7 +261,7 @@ keep_log() {
   done
   expr+="s#$root/#./#g; s#$root#.#g"
   [ -z "$home" ] || expr+="; s#$home/#~/#g"  # an unset or '/' HOME would turn every '/' into '~/'
-  atomic "$dest" sed_gzip "$expr" "$src"
+  printf '%s\n' "$expr"
 }
 sed_gzip() { sed -e "$1" "$2" | gzip -9 -n; }
 

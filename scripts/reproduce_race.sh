@@ -75,7 +75,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, need_int, console_scripts
+# atomic, keep_log, hide_paths, require_gpu, threads_per_job, need_int, console_scripts:
+source "$ROOT/data-prep/common.sh"
 console_scripts
 cd "$ROOT"
 EXTRA=()
@@ -123,7 +124,7 @@ system_args() {
 for s in $SYSTEMS; do system_args "$s" > /dev/null; done
 
 finetune() {  # finetune SYSTEM SEED
-  local system=$1 seed=$2 name ck start
+  local system=$1 seed=$2 name ck start shown
   name=$TAG${system}_seed$seed
   [ -f "$RES/$name.eval.json" ] && { log "[race] skip $name (done)"; return 0; }
   ck=$CKPTS/$name
@@ -157,14 +158,14 @@ finetune() {  # finetune SYSTEM SEED
   atomic "$RES/$name.pred.jsonl.gz" gzip -9 -n -c "$ck/pred.jsonl"
   keep_log "$ck/train.log" "$RES/$name.train.log.gz" "$(dirname "$ck")" "<checkpoints>"
   cp "$ck/eval.txt" "$RES/$name.eval.txt.tmp" && mv "$RES/$name.eval.txt.tmp" "$RES/$name.eval.txt"
+  shown=$(sed -e "$(hide_paths "$(dirname "$ck")" "<checkpoints>")" <<< "$ck/checkpoint_last.pt") || return 1
+  shown=${shown#./}  # inside the checkout: relative to it, as the committed results are
   python - "$ck/eval.json" "$RES/$name.eval.json" "$system" "$seed" "$RECIPE" "$UPDATES" "$BSZ" "$LR" "$MAXPOS" \
-    "$TRAIN_SUBSET" "$ck/train.log" <<'EOF'
+    "$TRAIN_SUBSET" "$ck/train.log" "$shown" <<'EOF'
 import json, os, re, sys
-src, dst, system, seed, recipe, updates, bsz, lr, maxpos, subset, log = sys.argv[1:]
+src, dst, system, seed, recipe, updates, bsz, lr, maxpos, subset, log, shown = sys.argv[1:]
 r = json.load(open(src))
-ck = os.path.abspath(r["checkpoint"])
-inside = ck.startswith(os.getcwd() + os.sep)  # a --checkpoints folder elsewhere is written as keep_log writes it
-r["checkpoint"] = os.path.relpath(ck) if inside else os.path.join("<checkpoints>", *ck.split(os.sep)[-2:])
+r["checkpoint"] = shown  # written as the train log's paths are (keep_log)
 reached = [int(x) for x in re.findall(r"num_updates[ =](\d+)", open(log, errors="replace").read())]
 device = re.findall(r"\| INFO \| fairseq.utils \| rank\s+0: capabilities = .* ; total memory = .* ; name = (.*)", open(log, errors="replace").read())
 r.update(system=system, seed=int(seed), recipe=recipe, updates=int(updates), batch_size=int(bsz), lr=float(lr),
