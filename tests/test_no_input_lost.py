@@ -137,6 +137,22 @@ def test_average_refuses_its_input_as_output_and_a_repeat(tmp_path):
     assert torch.equal(torch.load(tmp_path / "new" / "dir" / "avg.pt", weights_only=False)["model"]["w"], torch.ones(2))
 
 
+@pytest.mark.parametrize("cli", ["fairseq-syntax-race-eval", "fairseq-syntax-lambada-eval"])
+def test_the_evaluators_refuse_to_write_over_the_checkpoint_or_the_data(cli, tmp_path):
+    """--json and --predictions are checked before the checkpoint is loaded: neither may be the checkpoint nor a
+    file of the data folder (its subfolders included), and both are written whole or not at all."""
+    data, ck = tmp_path / "bin", tmp_path / "checkpoint_last.pt"
+    (data / "input0").mkdir(parents=True)
+    (data / "input0" / "valid.bin").write_bytes(b"tokens")
+    ck.write_bytes(b"weights")
+    for flag, out in (("--json", ck), ("--predictions", ck), ("--predictions", data / "input0" / "valid.bin")):
+        one_line_error(run([BIN / cli, data, "--path", ck, flag, out], check=False), str(out), "overwrite")
+    one_line_error(run([BIN / cli, data, "--path", ck, "--json", tmp_path / "no" / "r.json"], check=False),
+                   "does not exist")
+    assert ck.read_bytes() == b"weights" and (data / "input0" / "valid.bin").read_bytes() == b"tokens"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bin", "checkpoint_last.pt", "input0", "valid.bin"]
+
+
 # ---- classification inputs -------------------------------------------------------------------------------------
 
 def cola_lines(n):

@@ -14,6 +14,11 @@ def same_file(a: str, b: str) -> bool:
         return False
 
 
+def files_under(folder: str) -> list:
+    """Every file in ``folder`` and its subfolders: the inputs of a command that reads a data folder."""
+    return [os.path.join(d, f) for d, _, names in os.walk(folder) for f in names]
+
+
 def check_outputs(outputs, inputs, make_dirs: bool = False) -> None:
     """Raise ``ValueError`` naming the output when one of ``outputs`` is an input, a folder, or in a missing
     folder (created instead with ``make_dirs``). Empty or ``None`` entries are skipped."""

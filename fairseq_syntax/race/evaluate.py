@@ -15,6 +15,9 @@ import json
 import os
 import sys
 
+from ..atomic import atomic_path
+from ..cli.guards import check_outputs, files_under
+
 
 def binomial_p_above_chance(correct: int, n: int, chance: float = 0.25) -> float:
     """One-sided exact binomial p of at least ``correct`` right out of ``n`` by guessing."""
@@ -98,6 +101,7 @@ def main(argv=None) -> int:
         print(f"fairseq-syntax-race-eval: error: {a.path}: no such checkpoint", file=sys.stderr)
         return 1
     try:
+        check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
         rows = evaluate(a.path, a.data, a.split, a.batch_size, a.cpu, a.fp16)
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         print(f"fairseq-syntax-race-eval: error: {e}", file=sys.stderr)
@@ -107,8 +111,6 @@ def main(argv=None) -> int:
         r = result[name]
         if r["n"]:
             print(f"{a.split}\t{name}\tn={r['n']}\taccuracy={r['accuracy']:.2f}\tp_above_chance={r['p_above_chance']:.2g}")
-    from ..atomic import atomic_path
-
     if a.json:
         with atomic_path(a.json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             json.dump(result, fh, indent=1)

@@ -13,6 +13,9 @@ import sys
 
 import torch
 
+from ..atomic import atomic_path
+from ..cli.guards import check_outputs, files_under
+
 
 def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64, predictions: str | None = None) -> dict:
     from fairseq import checkpoint_utils
@@ -47,7 +50,7 @@ def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64, predi
             for i, w in zip(batch["id"].tolist(), words.tolist()):
                 predicted[i] = task.dictionary[w]
     if predictions:
-        with open(predictions, "w", encoding="utf-8") as fh:
+        with atomic_path(predictions) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             for i in range(len(ds)):
                 fh.write(json.dumps({"id": i, "correct": bool(correct[i]), "answer_in_context": bool(answerable[i]),
                                      "predicted": predicted[i]}) + "\n")
@@ -78,6 +81,7 @@ def main(argv=None) -> int:
         print(f"fairseq-syntax-lambada-eval: error: {a.path}: no such checkpoint", file=sys.stderr)
         return 1
     try:
+        check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
         r = evaluate(a.path, a.data, a.split, a.batch_size, a.predictions)
     except (ValueError, FileNotFoundError) as e:
         print(f"fairseq-syntax-lambada-eval: error: {e}", file=sys.stderr)
@@ -85,7 +89,7 @@ def main(argv=None) -> int:
     for k in ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE"):
         print(f"{a.split}\t{k}\tn={r[k]['n']}\taccuracy={r[k]['accuracy']:.2f}")
     if a.json:
-        with open(a.json, "w") as fh:
+        with atomic_path(a.json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             json.dump(r, fh, indent=1)
     return 0
 
