@@ -153,6 +153,15 @@ def test_the_evaluators_refuse_to_write_over_the_checkpoint_or_the_data(cli, tmp
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["bin", "checkpoint_last.pt", "input0", "valid.bin"]
 
 
+def test_convert_bert_refuses_to_write_into_the_model_it_reads(tmp_path):
+    model = tmp_path / "bert"
+    model.mkdir()
+    (model / "vocab.txt").write_text("[PAD]\n[UNK]\n")
+    one_line_error(run([BIN / "fairseq-syntax-convert-bert", "--model-dir", model, "--out", model], check=False),
+                   str(model / "vocab.txt"), "overwrite")
+    assert [p.name for p in model.iterdir()] == ["vocab.txt"] and (model / "vocab.txt").read_text() == "[PAD]\n[UNK]\n"
+
+
 # ---- classification inputs -------------------------------------------------------------------------------------
 
 def cola_lines(n):

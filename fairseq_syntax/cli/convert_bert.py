@@ -21,6 +21,7 @@ import torch
 from ..atomic import atomic_path
 from ..pretrained.bert import MASK_SYMBOL, fairseq_arch_args, fairseq_symbols, load_bert, minilm_model_dir
 from ..pretrained.bert import to_fairseq_encoder_state
+from .guards import check_outputs, files_under
 
 
 def build_fairseq_model(bert, arch: str):
@@ -70,8 +71,9 @@ def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") 
             lines = [line for line in fh if not line.startswith(MASK_SYMBOL + " ")]
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.writelines(lines)
-    shutil.copyfile(os.path.join(model_dir, "vocab.txt"), os.path.join(out_dir, "vocab.txt"))
-    with open(os.path.join(out_dir, "bert_config.json"), "w", encoding="utf-8") as fh:
+    with atomic_path(os.path.join(out_dir, "vocab.txt")) as tmp:
+        shutil.copyfile(os.path.join(model_dir, "vocab.txt"), tmp)
+    with atomic_path(os.path.join(out_dir, "bert_config.json")) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         json.dump(bert.config, fh, indent=1)
     return os.path.join(out_dir, "model.pt")
 
@@ -83,8 +85,15 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", default="roberta_baseline_small",
                     help="fairseq architecture to build for the check (default roberta_baseline_small)")
     args = ap.parse_args(argv)
-    path = convert(args.model_dir or minilm_model_dir(), args.out, args.arch)
-    bert = load_bert(args.model_dir or minilm_model_dir())
+    model_dir = args.model_dir or minilm_model_dir()
+    outputs = [os.path.join(args.out, f) for f in ("model.pt", "dict.txt", "vocab.txt", "bert_config.json")]
+    try:
+        check_outputs(outputs, files_under(model_dir), make_dirs=True)
+    except ValueError as e:
+        print(f"fairseq-syntax-convert-bert: error: {e}", file=sys.stderr)
+        return 1
+    path = convert(model_dir, args.out, args.arch)
+    bert = load_bert(model_dir)
     sizes = fairseq_arch_args(bert.config)
     print(f"wrote {path}, {args.out}/dict.txt, {args.out}/vocab.txt; fine-tune with "
           f"--layernorm-eps {sizes['layernorm_eps']:g} and sizes {sizes}", file=sys.stderr)
