@@ -13,7 +13,7 @@ from fairseq_syntax.pretrained.bert import load_bert, minilm_model_dir
 from fairseq_syntax.syntax import align_heads_to_word_starts, check_subword_heads, sdoi_mask, shift_codes, sla_mask
 from fairseq_syntax.text_prep.wordpiece import WordPieceTokenizer, basic_words
 
-from .conftest import SHARED_DATA
+from .conftest import BIN, SHARED_DATA, run
 
 fairseq_syntax.register()
 
@@ -96,6 +96,13 @@ def test_converted_minilm_reproduces_the_original_hidden_states(converted, minil
         real = ids_hf.ne(0)
         worst = max(worst, (a - b).abs()[real].max().item())
     assert worst < 1e-4, worst
+
+
+def test_a_second_conversion_writes_the_same_bytes(converted, tmp_path):
+    """The LM head BERT lacks starts from a fixed seed, so a re-made work/minilm is the same file."""
+    run([BIN / "fairseq-syntax-convert-bert", "--out", tmp_path])
+    for name in ("model.pt", "dict.txt", "vocab.txt", "bert_config.json"):
+        assert (tmp_path / name).read_bytes() == (converted / name).read_bytes(), name
 
 
 def test_checkpoint_lifts_into_sgnet_and_sla_with_fresh_new_parameters(converted, minilm):

@@ -45,7 +45,9 @@ def build_fairseq_model(bert, arch: str):
 
 def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") -> str:
     bert = load_bert(model_dir)
-    model, dictionary, args = build_fairseq_model(bert, arch)
+    with torch.random.fork_rng():  # the parts BERT lacks (the LM head) start the same each time: same bytes out
+        torch.manual_seed(0)
+        model, dictionary, args = build_fairseq_model(bert, arch)
     state = to_fairseq_encoder_state(bert)
     missing, unexpected = model.encoder.sentence_encoder.load_state_dict(state, strict=False)
     missing = [k for k in missing if ".sla_gate." not in k and k != "version"]
