@@ -162,6 +162,18 @@ def test_convert_bert_refuses_to_write_into_the_model_it_reads(tmp_path):
     assert [p.name for p in model.iterdir()] == ["vocab.txt"] and (model / "vocab.txt").read_text() == "[PAD]\n[UNK]\n"
 
 
+def test_binarize_heads_refuses_its_heads_as_output_and_a_split_twice(tmp_path):
+    heads = tmp_path / "train.codes.bin"
+    heads.write_text("0 1 1\n")
+    cmd = [BIN / "fairseq-syntax-binarize-heads", "--heads", heads, "--text-prefixes", tmp_path / "train",
+           "--suffix", "codes"]
+    one_line_error(run(cmd, check=False), str(heads), "overwrite")
+    assert heads.read_text() == "0 1 1\n"
+    one_line_error(run([BIN / "fairseq-syntax-binarize-heads", "--heads", heads, heads, "--destdir", tmp_path,
+                        "--split", "valid", "valid", "-s", "en", "-t", "de"], check=False), "given twice")
+    assert [p.name for p in tmp_path.iterdir()] == ["train.codes.bin"]
+
+
 # ---- classification inputs -------------------------------------------------------------------------------------
 
 def cola_lines(n):

@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from ..data.heads_io import binarize_heads, heads_prefix, text_prefix
+from .guards import check_outputs
 
 
 def main(argv=None) -> int:
@@ -38,7 +39,14 @@ def main(argv=None) -> int:
         if len(args.heads) != len(args.split):
             p.error(f"{len(args.heads)} --heads files for {len(args.split)} --split names")
         jobs = [(h, text_prefix(args.destdir, s, args.source_lang, args.target_lang),
-                 heads_prefix(args.destdir, s, args.source_lang, args.target_lang, args.suffix)) for h, s in zip(args.heads, args.split)]
+                 heads_prefix(args.destdir, s, args.source_lang, args.target_lang, args.suffix))
+                for h, s in zip(args.heads, args.split)]
+    try:  # every output checked against every input before the first split is written
+        check_outputs([f"{o}.{e}" for _, _, o in jobs for e in ("bin", "idx")],
+                      [f for h, t, _ in jobs for f in (h, f"{t}.bin", f"{t}.idx")])
+    except ValueError as e:
+        print(f"fairseq-syntax-binarize-heads: error: {e}", file=sys.stderr)
+        return 1
     for heads, src, out in jobs:
         try:
             n = binarize_heads(heads, src, out, args.random_trees)
