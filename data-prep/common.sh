@@ -54,7 +54,7 @@ fingerprint() {
     if [ -d "$p" ]; then
       find "$p" -type f -not -name '.*' -print0 | LC_ALL=C sort -z | xargs -0 -r sha1sum
     elif [ -e "$p" ]; then
-      sha1sum < "$p" | sed "s#-\$#$p#"
+      printf '%s  %s\n' "$(sha1sum < "$p" | cut -d' ' -f1)" "$p"  # sha1sum's own line, the path never sed code
     else
       echo "absent $p"
     fi
@@ -253,15 +253,27 @@ keep_log() {
 # --checkpoints) as NAME, this checkout's absolute path as '.' and the home directory as '~' (the interpreter's
 # path in a traceback): committed results hold no machine paths
 hide_paths() {
-  local root home=${HOME%/} expr="" dir; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  local root home=${HOME%/} expr="" dir name; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   while [ $# -ge 2 ]; do
     dir=$(cd "$1" && pwd) || die "keep_log: no folder $1"
-    case $dir/ in "$root"/*) ;; *) expr+="s#$dir/#$2/#g; s#$dir#$2#g; " ;; esac
+    case $dir/ in
+      "$root"/*) ;;
+      *) dir=$(sed_literal "$dir") name=$(sed_literal "$2") || exit 1
+         expr+="s#$dir/#$name/#g; s#$dir#$name#g; " ;;
+    esac
     shift 2
   done
+  root=$(sed_literal "$root") || exit 1
   expr+="s#$root/#./#g; s#$root#.#g"
-  [ -z "$home" ] || expr+="; s#$home/#~/#g"  # an unset or '/' HOME would turn every '/' into '~/'
+  # an unset or '/' HOME would turn every '/' into '~/'
+  [ -z "$home" ] || { home=$(sed_literal "$home") || exit 1; expr+="; s#$home/#~/#g"; }
   printf '%s\n' "$expr"
+}
+# sed_literal TEXT: TEXT escaped to match itself, and to stand for itself, in an s#...#...# command: a path
+# with '#', '&', '.' or '*' is a path, never sed code
+sed_literal() {
+  case $1 in *$'\n'*) die "a path with a line break: $1" ;; esac
+  printf '%s' "$1" | sed -e 's/[]\/$*.^[#&~]/\\&/g'
 }
 sed_gzip() { sed -e "$1" "$2" | gzip -9 -n; }
 

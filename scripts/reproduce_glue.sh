@@ -71,8 +71,11 @@ finetune() {  # finetune TASK ARCH SEED
   [ -n "$line" ] || { echo "[glue] $name: no validation line" >&2; return 1; }
   keep_log "$ck/train.log" "$RES/$name.train.log.gz"
   keep_log "$ck/valid.log" "$RES/$name.valid.log.gz"
-  local score="task=$task arch=$arch seed=$seed accuracy=\1 mcc=\2"
-  atomic "$RES/$name.score" sed -E "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/$score/" <<< "$line"
+  local scores  # accuracy and mcc; the options are printed as values, never pasted into sed code
+  scores=$(sed -nE "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/\1 \2/p" <<< "$line")
+  [ -n "$scores" ] || { echo "[glue] $name: no accuracy and mcc in the validation line" >&2; return 1; }
+  # shellcheck disable=SC2086
+  atomic "$RES/$name.score" printf 'task=%s arch=%s seed=%s accuracy=%s mcc=%s\n' "$task" "$arch" "$seed" $scores
   rm -f "$ck"/checkpoint_last.pt "$ck"/checkpoint_*_*.pt  # keep only the best (disk)
   cat "$RES/$name.score" >&2
 }

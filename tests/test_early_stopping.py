@@ -311,6 +311,21 @@ def test_kept_logs_hold_no_machine_paths(tmp_path):
         'File "~/.venv/x.py"\n')
 
 
+def test_kept_logs_read_a_folder_name_as_a_path_never_as_sed_code(tmp_path):
+    """A --checkpoints folder named with sed's own characters ('#', '&', '.', '*', '\\') is replaced as written, a
+    folder the unescaped '.' would match is left alone, and nothing in the name runs (sed's 'e' command)."""
+    ck, near = tmp_path / "c#k&1.x*\\b#;e touch PWNED;#", tmp_path / "c#k&1ax*\\b#;e touch PWNED;#"
+    ck.mkdir()
+    near.mkdir()
+    log = tmp_path / "train.log"
+    log.write_text(f"save_dir={ck}/run\nnear={near}/run\n")
+    out = tmp_path / "kept.log.gz"
+    run(["bash", "-c", f'source "{ROOT}/data-prep/common.sh"; keep_log "$1" "$2" "$3" "<ck&#>"', "_", str(log),
+         str(out), str(ck)], cwd=tmp_path)
+    assert gzip.decompress(out.read_bytes()).decode() == f"save_dir=<ck&#>/run\nnear={near}/run\n"
+    assert not list(tmp_path.rglob("PWNED*"))
+
+
 def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
     """reproduce_lambada.sh --status: a finished run by its dev accuracy, a running one by the stopping rule read
     from its log (validations every --valid-interval updates), one without a log as not started."""
