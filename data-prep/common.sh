@@ -255,7 +255,7 @@ keep_log() {
 hide_paths() {
   local root home=${HOME%/} expr="" dir name; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   while [ $# -ge 2 ]; do
-    dir=$(cd "$1" && pwd) || die "keep_log: no folder $1"
+    dir=$(cd "$1" && pwd) || die "hide_paths: no folder $1"
     case $dir/ in
       "$root"/*) ;;
       *) dir=$(sed_literal "$dir") name=$(sed_literal "$2") || exit 1

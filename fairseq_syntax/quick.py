@@ -2,9 +2,10 @@
 
 The data-prep scripts then prepare slices (data-prep/common.sh: ``quick_slice``), and ``fairseq-train`` with the
 plugin stops after 2 updates of at most 2 examples on the CPU: the plugin is imported (``--user-dir``) before
-fairseq parses the command line, so it appends ``--max-update 2 --cpu --batch-size 2`` there, and says so. (RACE's
-batch of 16 questions at 384 positions alone takes 11 GB on the CPU; a quick try should fit a laptop.) The stage records of data-prep hold the
-slice sizes, so a later run without the variable prepares the full data again rather than reusing a slice.
+fairseq parses the command line, so it appends ``--max-update 2 --cpu --batch-size 2`` there, and says so.
+(RACE's batch of 16 questions at 384 positions alone takes 11 GB on the CPU; a quick try should fit a laptop.)
+The stage records of data-prep hold the slice sizes, so a later run without the variable prepares the full data
+again rather than reusing a slice.
 """
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def build_fairseq_model(bert, arch: str):
     return model, dictionary, args
 
 
-def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") -> str:
+def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") -> tuple[str, dict]:
     bert = load_bert(model_dir)
     with torch.random.fork_rng():  # the parts BERT lacks (the LM head) start the same each time: same bytes out
         torch.manual_seed(0)
@@ -77,7 +77,7 @@ def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") 
         shutil.copyfile(os.path.join(model_dir, "vocab.txt"), tmp)
     with atomic_path(os.path.join(out_dir, "bert_config.json")) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         json.dump(bert.config, fh, indent=1)
-    return os.path.join(out_dir, "model.pt")
+    return os.path.join(out_dir, "model.pt"), fairseq_arch_args(bert.config)
 
 
 def main(argv=None) -> int:
@@ -94,9 +94,7 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"fairseq-syntax-convert-bert: error: {e}", file=sys.stderr)
         return 1
-    path = convert(model_dir, args.out, args.arch)
-    bert = load_bert(model_dir)
-    sizes = fairseq_arch_args(bert.config)
+    path, sizes = convert(model_dir, args.out, args.arch)
     print(f"wrote {path}, {args.out}/dict.txt, {args.out}/vocab.txt; fine-tune with "
           f"--layernorm-eps {sizes['layernorm_eps']:g} and sizes {sizes}", file=sys.stderr)
     return 0
