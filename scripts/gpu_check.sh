@@ -15,7 +15,8 @@
 # median over rounds (goal >= 0.93). --out is rewritten after every run, so a call cut short keeps the rows it
 # finished; --logs keeps fairseq's logs (default: a temporary folder, removed). --cpu trains in fp32 on the CPU,
 # to try the script without a GPU (its words/s say nothing about one). --speed-only measures the throughput pair
-# alone (the families are reported as not run), for a lease too short for both.
+# alone (the families are reported as not run), for a lease too short for both; --speed-rounds 0 leaves the pair out
+# (its row says so), for a check of the families alone.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 M30K="" COLA="" LAMBADA="" RACE="" UPDATES=300 SPEED_UPDATES=150 ROUNDS=2 SPEED_TOKENS=32768 OUT="" LOGS="" PREC=(--fp16)
@@ -28,7 +29,8 @@ while [ $# -gt 0 ]; do
     --race) RACE=$2; shift 2 ;;
     --updates) UPDATES=$2; shift 2 ;;
     --speed-updates) SPEED_UPDATES=$2; shift 2 ;;
-    --speed-rounds) ROUNDS=$2; shift 2 ;;
+    --speed-rounds) ROUNDS=$2; shift 2
+      [[ $ROUNDS =~ ^[0-9]+$ ]] || { echo "--speed-rounds: a whole number, not '$ROUNDS'" >&2; exit 1; } ;;
     --speed-max-tokens) SPEED_TOKENS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --logs) LOGS=$2; shift 2 ;;
@@ -38,6 +40,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
+if [ -n "$SPEED_ONLY" ] && [ "$ROUNDS" -eq 0 ]; then echo "--speed-only with --speed-rounds 0 measures nothing" >&2; exit 1; fi
 export PYTHONWARNINGS=ignore
 source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
 console_scripts
@@ -100,7 +103,10 @@ elif [ -n "$M30K" ]; then
   train transformer_sla_small "$M30K" syntax_guided_translation transformer_sla_small "$UPDATES" "${NMT[@]}" \
     --max-tokens 4096
 fi
-if [ -n "$M30K" ]; then
+if [ -n "$M30K" ] && [ "$ROUNDS" -eq 0 ]; then
+  ROWS+=("| speed_* (transformer-base pair) | - | - | - | not run (--speed-rounds 0) |")
+  RATIO="not measured (--speed-rounds 0)"
+elif [ -n "$M30K" ]; then
   # throughput: transformer-base, the same batches, every update logged; the order alternates by round
   base=() cand=()
   for r in $(seq 1 "$ROUNDS"); do

@@ -108,3 +108,27 @@ def test_gpu_check_speed_only_trains_the_throughput_pair_alone(prepared, tmp_pat
     assert rows == ["run", "transformer_*_small", "speed_vanilla_r1", "speed_sgnet_r1", "roberta_*, bidaf*"]
     assert text.count("| ok |") == 2 and text.count("not run (--speed-only)") == 2
     assert "steady" in text and "median of 1 rounds" in text and proc.stdout == text
+
+
+def test_gpu_check_refuses_rounds_that_are_not_a_count_and_a_speed_only_check_of_nothing():
+    script = str(ROOT / "scripts/gpu_check.sh")
+    out = run(["bash", script, "--speed-rounds", "two"], check=False)
+    assert out.returncode == 1 and "--speed-rounds: a whole number, not 'two'" in out.stderr
+    out = run(["bash", script, "--speed-only", "--speed-rounds", "0"], check=False)
+    assert out.returncode == 1 and "--speed-only with --speed-rounds 0 measures nothing" in out.stderr
+
+
+@pytest.mark.slow
+def test_gpu_check_speed_rounds_0_leaves_the_pair_out(tmp_path):
+    """The families alone, for a lease spent on them: the pair's row and ratio say it was not run. The data folder
+    is missing, so each family's run fails at once and its row says so."""
+    out = tmp_path / "gpu_check.md"
+    run(["bash", str(ROOT / "scripts/gpu_check.sh"), "--cpu", "--multi30k", str(tmp_path / "absent"),
+         "--speed-rounds", "0", "--updates", "1", "--out", str(out)], timeout=600)
+    text = out.read_text()
+    rows = [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows == ["run", "transformer_sgnet_small", "transformer_sgnet_small+alpha+first_head",
+                    "transformer_sla_small", "speed_* (transformer-base pair)", "roberta_*",
+                    "roberta_* ranking (RACE)", "bidaf*"]
+    assert text.count("| FAILED") == 3 and "| not run (--speed-rounds 0) |" in text
+    assert "default --num-workers: not measured (--speed-rounds 0)" in text
