@@ -277,6 +277,28 @@ sed_literal() {
 }
 sed_gzip() { sed -e "$1" "$2" | gzip -9 -n; }
 
+# same_run LOG HINT KEY=VALUE...: the run whose fairseq-train log is LOG (plain or .gz; absent: not started) was
+# trained with these options, or stop naming the log, its line and the option (scripts/run_options.py): a finished
+# run is never skipped, nor a stopped one resumed, under options it was not trained with
+same_run() {
+  local log=$1 hint=$2; shift 2
+  python "$(dirname "${BASH_SOURCE[0]}")/../scripts/run_options.py" "$log" --hint "$hint" "$@" || exit 1
+}
+
+# flag_keys FLAG...: fairseq-train flags as same_run's KEY=VALUE (--sup-lambda 0.3: sup_lambda=0.3; a flag without
+# a value: True); --task is left out (its name is every section's _name; the arch tells the runs apart)
+flag_keys() {
+  local k
+  while [ $# -gt 0 ]; do
+    k=${1#--}; k=${k//-/_}
+    if [ $# -ge 2 ] && [[ $2 != --* ]]; then
+      [ "$k" = task ] || printf '%s=%s\n' "$k" "$2"; shift 2
+    else
+      printf '%s=True\n' "$k"; shift
+    fi
+  done
+}
+
 # console_scripts: where fairseq and this package are not installed (a lent GPU with fairseq on PYTHONPATH,
 # ../shared/tools/device-fairseq.sh), wrappers for their console scripts and for `python` go first on PATH
 # (work/console-scripts, from scripts/console_scripts.py) and this checkout onto PYTHONPATH; a no-op elsewhere

@@ -51,7 +51,11 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
     more than ``min_delta`` than the one that started the count, or ``max_update`` reached. With ``spacing``,
     patience ends only a run validated at multiples of that many updates: one validated more often (a fixed
     budget every 100 updates) counts shorter stretches than the rule's, so only the cap ends it."""
-    vals = validations(log, metric, by)
+    return _convergence(validations(log, metric, by), metric, patience, max_update, maximize, by, min_delta, spacing)
+
+
+def _convergence(vals: dict, metric: str, patience: int, max_update: int, maximize: bool, by: str,
+                 min_delta: float, spacing: int) -> dict:
     keys = sorted(vals)
     out = {"validations": len(keys), f"valid_{metric}": [vals[k][0] for k in keys], "stopped": None}
     if not keys:
@@ -73,6 +77,26 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
     elif patience and since >= patience and not (spacing and any(vals[k][1] % spacing for k in keys)):
         out["stopped"] = "patience"
     return out
+
+
+def agrees(log: str, metric: str, patience: int, max_update: int, maximize: bool = False, by: str = "epoch",
+           min_delta: float = 0.0, finished: bool = False) -> str | None:
+    """None when the rule, replayed on the log's validations one at a time, stops the run at its last one (or, unless
+    ``finished``, not yet); else why not. A run trained under other stopping options (a longer patience, a higher
+    cap) goes past where these stop it, and its best checkpoint may not be the one these would score."""
+    vals = validations(log, metric, by)
+    keys = sorted(vals)
+    for i in range(1, len(keys) + 1):
+        c = _convergence({k: vals[k] for k in keys[:i]}, metric, patience, max_update, maximize, by, min_delta, 0)
+        if c["stopped"]:
+            if i == len(keys):
+                return None
+            return (f"{log}: these options stop it at {by} {keys[i - 1]} ({c['stopped']}), but it trained on to "
+                    f"{by} {keys[-1]}: it was trained under other stopping options")
+    if finished:
+        last = f"{by} {keys[-1]}" if keys else "its start"
+        return f"{log}: it finished at {last}, where these options would train it further"
+    return None
 
 
 def next_update(c: dict, interval: int, patience: int, max_update: int) -> int:
@@ -112,8 +136,18 @@ def main(argv=None) -> int:
     p.add_argument("--interval", type=int, default=0,
                    help="validate every N updates (the script prints the next --max-update); 0: every epoch")
     p.add_argument("--describe", action="store_true", help="say where the run stands instead")
+    p.add_argument("--agrees", choices=["running", "finished"],
+                   help="print nothing and exit 0 if the rule stops the run at its last validation (running: or not "
+                        "yet); else say why not and exit 1")
+    p.add_argument("--hint", default="", help="with --agrees: what to do about a difference")
     a = p.parse_args(argv)
     by = "update" if a.interval else "epoch"
+    if a.agrees:
+        problem = agrees(a.log, a.metric, a.patience, a.max_update, a.maximize, by, a.min_delta,
+                         a.agrees == "finished")
+        if problem:
+            print(f"error: {problem}" + (f". {a.hint}" if a.hint else ""), file=sys.stderr)
+        return 1 if problem else 0
     c = convergence(a.log, a.metric, a.patience, a.max_update, a.maximize, by, a.min_delta)
     if a.describe:
         print(describe(c, a.metric, by, a.patience, a.max_update))

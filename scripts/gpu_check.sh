@@ -40,7 +40,9 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
-if [ -n "$SPEED_ONLY" ] && [ "$ROUNDS" -eq 0 ]; then echo "--speed-only with --speed-rounds 0 measures nothing" >&2; exit 1; fi
+if [ -n "$SPEED_ONLY" ] && [ "$ROUNDS" -eq 0 ]; then
+  echo "--speed-only with --speed-rounds 0 measures nothing" >&2; exit 1
+fi
 export PYTHONWARNINGS=ignore
 source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
 console_scripts

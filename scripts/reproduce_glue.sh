@@ -9,7 +9,8 @@
 #
 # Each run trains with --max-update N (polynomial decay, 6% warm-up, batch 32, lr 5e-5), keeps the best
 # dev checkpoint, and evaluates it with fairseq-validate. --jobs 2 runs two fine-tunings side by side with
-# one thread each. A finished run (its .score file) is skipped, so the script resumes.
+# one thread each. A finished run (its .score file) is skipped, so the script resumes; one made with other options
+# (another --updates-CoLA) stops the script before anything trains, naming what differs.
 # Then: .venv/bin/python scripts/summarize_glue.py (mean and spread per task and model).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,6 +39,17 @@ export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_
 cd "$ROOT"
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log, console_scripts
 console_scripts
+runs=()
+for task in $TASKS; do for seed in $SEEDS; do for arch in $ARCHS; do runs+=("$task $arch $seed"); done; done; done
+# before anything trains: every finished run (its .score) was made with these options; else stop, naming its log
+# and what differs (scripts/run_options.py)
+for r in "${runs[@]}"; do
+  read -r task arch seed <<< "$r"
+  [ -f "$RES/${task}_${arch}_seed$seed.score" ] || continue
+  same_run "$RES/${task}_${arch}_seed$seed.train.log.gz" \
+    "Give another --out, or remove that run's .score and logs to train it again" \
+    arch="$arch" seed="$seed" max_update="${UPDATES[$task]}" lr=5e-5 batch_size=32
+done
 mkdir -p "$RES"
 [ -f work/minilm/model.pt ] || fairseq-syntax-convert-bert --out work/minilm
 for task in $TASKS; do
@@ -80,8 +92,6 @@ finetune() {  # finetune TASK ARCH SEED
   cat "$RES/$name.score" >&2
 }
 
-runs=()
-for task in $TASKS; do for seed in $SEEDS; do for arch in $ARCHS; do runs+=("$task $arch $seed"); done; done; done
 pids=()
 for r in "${runs[@]}"; do
   # shellcheck disable=SC2086

@@ -16,7 +16,8 @@
 # fairseq-syntax-lambada-eval (accuracies in {run}_seed{s}.eval.json, one line per instance in .pred.jsonl.gz),
 # and scripts/summarize_lambada.py tabulates them with exact McNemar tests between runs. --jobs 2 trains
 # two runs side by side, the cores split among them. A finished run (its .eval.json and .pred.jsonl.gz) is skipped,
-# so the script resumes; a stopped run continues from checkpoint_last.
+# so the script resumes; a stopped run continues from checkpoint_last. One made with other options (its log's
+# fairseq configuration, or where the stopping rule ends it) stops the script before anything trains.
 # --converge trains until valid accuracy has not improved for --patience validations (one every
 # --valid-interval updates; capped at --max-update), decided from the whole log by scripts/early_stopping.py,
 # so an interrupted run stops where an uninterrupted one would. --tag prefixes the run names (e.g. converged).
@@ -210,6 +211,28 @@ if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, sc
   echo "[lambada] snapshot in $RES/snapshot (fixed budgets, not converged; the runs resume as before)" >&2
   exit 0
 fi
+
+run_keys() {  # run_keys RUN SEED: the fairseq options that make this run what it is (scripts/run_options.py)
+  local keys=(seed="$2" batch_size="$BSZ" lr=0.001 warmup_updates="$WARMUP" dropout=0.1)
+  keys+=(fp16=$([ ${#EXTRA[@]} -gt 0 ] && echo True || echo False))
+  # shellcheck disable=SC2046
+  mapfile -t -O ${#keys[@]} keys < <(flag_keys $(run_args "$1"))
+  if [ "$CONVERGE" = 1 ]; then keys+=(validate_interval_updates="$INTERVAL")
+  else keys+=(max_update="$UPDATES" validate_interval_updates=$((UPDATES / 10))); fi
+  printf '%s\n' "${keys[@]}"
+}
+# before anything trains: every finished run was made with these options (and, converging, stopped where this
+# rule stops it), and every stopped one trained with them so far; else stop, naming the log and what differs
+HINT="Give another --tag (or --out and --checkpoints), or remove that run's results and checkpoints to train it again"
+for seed in $SEEDS; do for run in $RUNS; do
+  name=$TAG${run}_seed$seed
+  if finished "$name"; then log=$RES/$name.train.log.gz; else log=$CKPTS/$name.train.log; fi
+  mapfile -t keys < <(run_keys "$run" "$seed")
+  same_run "$log" "$HINT" "${keys[@]}"
+  if [ "$CONVERGE" = 1 ] && [ -f "$log" ]; then
+    stopping_rule "$log" --agrees "$(finished "$name" && echo finished || echo running)" --hint "$HINT" || exit 1
+  fi
+done; done
 
 in_slots train_eval
 [ "$failed" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }

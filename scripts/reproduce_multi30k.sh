@@ -18,7 +18,9 @@
 # more than --min-delta (default 0.01) than the one that started the count, or at --max-update (default 8000);
 # the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
 # checkpoint_last.pt; one whose kept log and hypotheses are in results/ and whose checkpoints are not here (a fresh
-# clone) is skipped. --jobs runs that many trainings side by side (default 2), the cores split among them.
+# clone) is skipped. A run made with other options (its log's fairseq configuration, or where the stopping rule
+# ends it) stops the script before anything is prepared or trains. --jobs runs that many trainings side by side
+# (default 2), the cores split among them.
 # --fp16 trains in half precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README
 # table unless --readme): the summary records each run's precision and device, and refuses to average across them.
 # Hypotheses, compressed logs and the α of learned-α runs go to results/multi30k/ (or --out); then
@@ -108,6 +110,41 @@ if [ "$SUMMARY" = status ]; then
   exit 0
 fi
 
+system_flags() {  # system_flags NAME: --task and --arch and what else the system differs in
+  local sg="--task syntax_guided_translation --arch transformer_sgnet_small"
+  case $1 in
+    vanilla) echo "--task translation --arch transformer_small_vanilla" ;;
+    vanilla_plus1) echo "--task translation --arch transformer_small_vanilla --encoder-layers 4" ;;
+    sgnet) echo "$sg" ;;
+    sgnet_random_trees) echo "$sg --heads-suffix randheads" ;;
+    sgnet_learn_alpha) echo "$sg --sgnet-learn-alpha" ;;
+    sgnet_first_head) echo "$sg --sgnet-subword-mode first_head" ;;
+    *) echo "unknown system $1" >&2; return 1 ;;
+  esac
+}
+
+# before anything is prepared or trains: every run found here (its checkpoints' log) or in the results (its kept
+# log) was trained with these options and, if finished, stopped where this rule stops it; else stop, naming the log
+# and what differs (scripts/run_options.py, scripts/early_stopping.py --agrees)
+HINT="Give another --out and MULTI30K_CHECKPOINTS, or remove that run's log and checkpoints to train it again"
+for run in $RUNS; do
+  sys=${run%%:*} seed=${run##*:}
+  flags=$(system_flags "$sys")
+  # (not max_update: the rule holds the cap, and a run stopped by patience before it agrees with any higher one)
+  keys=(seed="$seed" lr=0.001 warmup_updates=400 max_tokens=4096
+        fp16=$([ ${#FP16[@]} -gt 0 ] && echo True || echo False))
+  # shellcheck disable=SC2086
+  mapfile -t -O ${#keys[@]} keys < <(flag_keys $flags)
+  ck=$CKPTS/multi30k_${sys}_seed$seed$RUN_SUFFIX
+  kept=$RES/logs/${sys}_seed$seed.train.log.gz
+  for log in "$ck/train.log" "$kept"; do
+    [ -f "$log" ] || continue
+    same_run "$log" "$HINT" "${keys[@]}"
+    state=running; { [ "$log" = "$kept" ] || [ -f "$ck/done" ]; } && state=finished
+    stopping_rule "$log" --agrees "$state" --hint "$HINT" || exit 1
+  done
+done
+
 mkdir -p "$RES/hyp" "$RES/logs"
 if [ -f "$DATA/.stamps/binarize" ] && [ -f "$DATA/bin/preprocessing.json" ]; then
   # a finished preparation is used as it is, with the options it was made with (data-prep would redo it with
@@ -126,18 +163,6 @@ if [ ! -f "$DATA/bin/test.en-de.en.randheads.idx" ]; then
     --suffix randheads --random-trees 1
 fi
 
-system_flags() {  # system_flags NAME: --task and --arch and what else the system differs in
-  local sg="--task syntax_guided_translation --arch transformer_sgnet_small"
-  case $1 in
-    vanilla) echo "--task translation --arch transformer_small_vanilla" ;;
-    vanilla_plus1) echo "--task translation --arch transformer_small_vanilla --encoder-layers 4" ;;
-    sgnet) echo "$sg" ;;
-    sgnet_random_trees) echo "$sg --heads-suffix randheads" ;;
-    sgnet_learn_alpha) echo "$sg --sgnet-learn-alpha" ;;
-    sgnet_first_head) echo "$sg --sgnet-subword-mode first_head" ;;
-    *) echo "unknown system $1" >&2; return 1 ;;
-  esac
-}
 
 task_flags() {  # the --task and --heads-suffix of a system's flags: what fairseq-generate needs besides the model
   local out=() prev=""
@@ -194,7 +219,9 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
       || { tail -5 "$ck/generate.$split.log" >&2; return 1; }
     [ "$(grep -c '^D-' "$ck/generate.$split.txt")" = "$(wc -l < "$DATA/raw/$split.de")" ] \
       || { echo "[reproduce] $sys seed $seed $split: hypotheses missing" >&2; return 1; }
-    atomic "$hyp" bash -c "grep '^D-' '$ck/generate.$split.txt' | sed 's/^D-//' | sort -n -k1,1 | cut -f3 | gzip -9 -n"
+    # the path is an argument of the inner shell, never part of its code (a clone under /home/o'brien/ works)
+    atomic "$hyp" bash -c 'grep "^D-" "$1" | sed "s/^D-//" | sort -n -k1,1 | cut -f3 | gzip -9 -n' _ \
+      "$ck/generate.$split.txt"
   done
   if [[ " $flags " == *" --sgnet-learn-alpha "* ]]; then  # the α it learned (checkpoints are not committed)
     mkdir -p "$RES/learned_alpha"

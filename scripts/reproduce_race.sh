@@ -25,7 +25,8 @@
 # at chance for 800 updates. A small budget decides nothing about SG-Net.
 # Adam (0.9, 0.98), eps 1e-6, weight decay 0.01, 6% warm-up then linear decay, no validation during training:
 # the last checkpoint is scored, so dev is never used to choose. A finished run (its .eval.json) is skipped;
-# a stopped one resumes from its checkpoint_last.pt (saved every 50 updates). --jobs N trains N runs side by
+# a stopped one resumes from its checkpoint_last.pt (saved every 50 updates); one made with other options (or
+# scored on another split) stops the script before anything trains. --jobs N trains N runs side by
 # side, the cores split among them. Results go to results/race, the summary's table into README.md's
 # race-summary block (results/race_gpu and race-gpu-summary for --recipe gpu; with --out, into a README only
 # if --readme is given). --max-hours H stops each training after H hours (fairseq's --stop-time-hours: a
@@ -122,6 +123,32 @@ system_args() {
   esac
 }
 for s in $SYSTEMS; do system_args "$s" > /dev/null; done
+
+run_keys() {  # run_keys SYSTEM SEED: the fairseq options that make this run what it is (scripts/run_options.py)
+  local keys=(seed="$2" lr="$LR" batch_size="$BSZ" max_update="$UPDATES" max_input_length="$MAXPOS"
+              train_subset="$TRAIN_SUBSET" fp16=$([ "$RECIPE" = gpu ] && echo True || echo False))
+  # shellcheck disable=SC2046
+  mapfile -t -O ${#keys[@]} keys < <(flag_keys $(system_args "$1"))
+  printf '%s\n' "${keys[@]}"
+}
+# before anything trains: every finished run was made with these options and scored on this split, and every
+# stopped one trained with them so far; else stop, naming the file and what differs
+HINT="Give another --tag (or --out and --checkpoints), or remove that run's results and checkpoints to train it again"
+for seed in $SEEDS; do for system in $SYSTEMS; do
+  name=$TAG${system}_seed$seed
+  mapfile -t keys < <(run_keys "$system" "$seed")
+  if [ -f "$RES/$name.eval.json" ]; then
+    same_run "$RES/$name.train.log.gz" "$HINT" "${keys[@]}"
+    python -c 'import json, sys
+split = json.load(open(sys.argv[1])).get("split")
+path, asked, hint = sys.argv[1:]
+sys.exit(split != asked and f"error: {path}: scored on {split}; this call asks --eval-split {asked}. {hint}")' \
+      "$RES/$name.eval.json" "$EVAL_SPLIT" "$HINT"
+  else
+    ck=$CKPTS/$name; [[ $ck = /* ]] || ck=$ROOT/$ck
+    same_run "$ck/train.log" "$HINT" "${keys[@]}"
+  fi
+done; done
 
 finetune() {  # finetune SYSTEM SEED
   local system=$1 seed=$2 name ck start shown

@@ -314,7 +314,9 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
 
     data = tmp_path / "m30k"
     shutil.copytree(prepared, data)  # the script adds the random-tree side files to bin/
-    env = {"MULTI30K_DATA": str(data), "MULTI30K_CHECKPOINTS": str(tmp_path / "ck"), "MULTI30K_DIR": str(multi30k_dir)}
+    # a checkpoints folder named with a quote and a space, as a clone under /home/o'brien/ would be
+    env = {"MULTI30K_DATA": str(data), "MULTI30K_CHECKPOINTS": str(tmp_path / "o'brien ck"),
+           "MULTI30K_DIR": str(multi30k_dir)}
     cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs",
            "vanilla:1 sgnet:1 sgnet_random_trees:1 sgnet_learn_alpha:1",
            "--jobs", "1", "--patience", "1", "--max-update", "6", "--out", str(tmp_path / "res")]
