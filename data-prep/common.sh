@@ -19,6 +19,14 @@ need_int() {
   [ "$2" -ge "${3:-0}" ] || die "$1 must be at least ${3:-0}, got $2"
 }
 
+# need_ints OPTION "N N ...": each of a list of numbers (--seeds "1 2 3") is a whole number
+need_ints() {
+  local v vals
+  read -r -a vals <<< "$2"  # split on blanks, never globbed
+  [ ${#vals[@]} -gt 0 ] || die "$1 needs at least one number"
+  for v in "${vals[@]}"; do need_int "$1" "$v"; done
+}
+
 # quick_slice VAR N [VAR N ...]: with FAIRSEQ_SYNTAX_QUICK set (fairseq_syntax/quick.py), each size option left at
 # 0 ("all") becomes N, so the README's commands run in minutes as written; the stage records keep the sizes
 quick_slice() {
@@ -321,6 +329,7 @@ require_gpu() {
 # threads_per_job JOBS: the CPU threads each of JOBS side-by-side trainings gets, so that the cores are split
 # among them and none is left idle when fewer jobs than cores run (one run alone on 2 cores: 2 threads)
 threads_per_job() {
+  need_int --jobs "$1" 1  # never an arithmetic expression: bash would run a $(...) inside one
   local cores; cores=$(nproc 2> /dev/null || echo 1)
   echo $(( cores / $1 > 0 ? cores / $1 : 1 ))
 }

@@ -29,8 +29,7 @@ while [ $# -gt 0 ]; do
     --race) RACE=$2; shift 2 ;;
     --updates) UPDATES=$2; shift 2 ;;
     --speed-updates) SPEED_UPDATES=$2; shift 2 ;;
-    --speed-rounds) ROUNDS=$2; shift 2
-      [[ $ROUNDS =~ ^[0-9]+$ ]] || { echo "--speed-rounds: a whole number, not '$ROUNDS'" >&2; exit 1; } ;;
+    --speed-rounds) ROUNDS=$2; shift 2 ;;
     --speed-max-tokens) SPEED_TOKENS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --logs) LOGS=$2; shift 2 ;;
@@ -40,11 +39,14 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
+export PYTHONWARNINGS=ignore
+source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
+# numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
+need_int --updates "$UPDATES" 1; need_int --speed-updates "$SPEED_UPDATES" 1; need_int --speed-rounds "$ROUNDS"
+need_int --speed-max-tokens "$SPEED_TOKENS" 1
 if [ -n "$SPEED_ONLY" ] && [ "$ROUNDS" -eq 0 ]; then
   echo "--speed-only with --speed-rounds 0 measures nothing" >&2; exit 1
 fi
-export PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
 console_scripts
 U=$ROOT/fairseq_syntax
 WORK=$(mktemp -d)

@@ -37,7 +37,10 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cd "$ROOT"
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, console_scripts
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, console_scripts, need_int
+# numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
+need_int --updates-CoLA "${UPDATES[CoLA]}" 4; need_int --updates-SST-2 "${UPDATES[SST-2]}" 4
+need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"
 console_scripts
 runs=()
 for task in $TASKS; do for seed in $SEEDS; do for arch in $ARCHS; do runs+=("$task $arch $seed"); done; done; done

@@ -78,6 +78,10 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts
+# numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
+need_int --updates "$UPDATES" 10; need_int --warmup "$WARMUP"; need_int --batch-size "$BSZ" 1
+need_int --jobs "$JOBS" 1; need_int --valid-interval "$INTERVAL" 1; need_int --patience "$PATIENCE"
+need_int --max-update "$MAX_UPDATE" 1; need_ints --seeds "$SEEDS"
 console_scripts
 OMP_NUM_THREADS=$(threads_per_job "$JOBS"); export OMP_NUM_THREADS MKL_NUM_THREADS=$OMP_NUM_THREADS
 if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones

@@ -63,6 +63,8 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts
+need_int --jobs "$JOBS" 1; need_int --patience "$PATIENCE"; need_int --max-update "$MAX_UPDATE" 1
+for run in $RUNS; do need_int "--runs (the seed of $run)" "${run##*:}"; done
 console_scripts
 RUN_SUFFIX=""
 if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones

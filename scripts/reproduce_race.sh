@@ -91,6 +91,7 @@ esac
 need_int --batch-size "$BSZ" 1
 need_int --max-length "$MAXPOS" 8
 need_int --jobs "$JOBS" 1
+need_ints --seeds "$SEEDS"
 [ -f "$DATA/label/$TRAIN_SUBSET.label" ] || die "$DATA/label/$TRAIN_SUBSET.label: no such split (prepare with data-prep/race.sh)"
 [ -f "$DATA/label/$EVAL_SPLIT.label" ] || die "$DATA/label/$EVAL_SPLIT.label: no such split"
 if [ -z "$UPDATES" ]; then

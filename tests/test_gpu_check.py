@@ -113,7 +113,7 @@ def test_gpu_check_speed_only_trains_the_throughput_pair_alone(prepared, tmp_pat
 def test_gpu_check_refuses_rounds_that_are_not_a_count_and_a_speed_only_check_of_nothing():
     script = str(ROOT / "scripts/gpu_check.sh")
     out = run(["bash", script, "--speed-rounds", "two"], check=False)
-    assert out.returncode == 1 and "--speed-rounds: a whole number, not 'two'" in out.stderr
+    assert out.returncode == 1 and "--speed-rounds takes a whole number, got 'two'" in out.stderr
     out = run(["bash", script, "--speed-only", "--speed-rounds", "0"], check=False)
     assert out.returncode == 1 and "--speed-only with --speed-rounds 0 measures nothing" in out.stderr
 

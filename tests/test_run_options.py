@@ -135,3 +135,22 @@ def test_reproduce_race_and_glue_refuse_a_finished_run_made_with_other_options(t
                check=False)
     assert proc.returncode == 1 and "line 2: trained with max_update=800; this call asks max_update=1000" in \
         proc.stderr and not (tmp_path / "gd").exists(), proc.stderr[-2000:]  # refused before its data prep
+
+
+def test_a_number_option_is_never_computed_with_before_it_is_checked(tmp_path):
+    """bash's arithmetic expansion runs a $(...) inside an array subscript: `$((n / 10))` with n = 'PATH[$(cmd)]'
+    runs cmd (the old reproduce_lambada.sh did, through --jobs). Every number the reproduce scripts and gpu_check
+    compute with is checked as a whole number first."""
+    mark = tmp_path / "ran"
+    evil = f"PATH[$(touch {mark})]"
+    calls = [("reproduce_lambada.sh", "--updates"), ("reproduce_lambada.sh", "--jobs"),
+             ("reproduce_lambada.sh", "--seeds"), ("reproduce_glue.sh", "--updates-CoLA"),
+             ("reproduce_glue.sh", "--jobs"), ("reproduce_multi30k.sh", "--jobs"),
+             ("reproduce_race.sh", "--jobs"), ("reproduce_race.sh", "--seeds"), ("gpu_check.sh", "--speed-updates")]
+    for script, option in calls:
+        proc = run(["bash", str(ROOT / "scripts" / script), option, evil, "--out", str(tmp_path / "out")], check=False)
+        # (a list option names its first word that is not a number)
+        assert proc.returncode == 1 and "takes a whole number, got 'PATH[$(touch" in proc.stderr, (script, proc.stderr)
+        assert not mark.exists(), (script, option)
+    proc = run(["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs", f"sgnet:{evil}"], check=False)
+    assert proc.returncode == 1 and "the seed of sgnet:" in proc.stderr and not mark.exists()
