@@ -206,16 +206,6 @@ snapshot() {  # snapshot RUN SEED: an unfinished run's best checkpoint so far, s
   evaluate "$name" "$ck" "$RES/snapshot"
 }
 
-if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, scored beside the results
-  rm -rf "$RES/snapshot"  # a run that finished since the last snapshot is not shown as it stood then
-  in_slots snapshot
-  [ "$failed" = 0 ] || { echo "[lambada] a snapshot's evaluation failed (see $CKPTS/<run>.train.log)" >&2; exit 1; }
-  [ -d "$RES/snapshot" ] || { echo "[lambada] no unfinished run has a checkpoint to score" >&2; exit 1; }
-  summarize "$RES/snapshot"
-  echo "[lambada] snapshot in $RES/snapshot (fixed budgets, not converged; the runs resume as before)" >&2
-  exit 0
-fi
-
 run_keys() {  # run_keys RUN SEED: the fairseq options that make this run what it is (scripts/run_options.py)
   local keys=(seed="$2" batch_size="$BSZ" lr=0.001 warmup_updates="$WARMUP" dropout=0.1)
   keys+=(fp16=$([ ${#EXTRA[@]} -gt 0 ] && echo True || echo False))
@@ -225,8 +215,8 @@ run_keys() {  # run_keys RUN SEED: the fairseq options that make this run what i
   else keys+=(max_update="$UPDATES" validate_interval_updates=$((UPDATES / 10))); fi
   printf '%s\n' "${keys[@]}"
 }
-# before anything trains: every finished run was made with these options (and, converging, stopped where this
-# rule stops it), and every stopped one trained with them so far; else stop, naming the log and what differs
+# before anything trains or is scored: every finished run was made with these options (and, converging, stopped
+# where this rule stops it), and every stopped one trained with them so far; else stop, naming the log and the option
 HINT="Give another --tag (or --out and --checkpoints), or remove that run's results and checkpoints to train it again"
 for seed in $SEEDS; do for run in $RUNS; do
   name=$TAG${run}_seed$seed
@@ -237,6 +227,16 @@ for seed in $SEEDS; do for run in $RUNS; do
     stopping_rule "$log" --agrees "$(finished "$name" && echo finished || echo running)" --hint "$HINT" || exit 1
   fi
 done; done
+
+if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, scored beside the results
+  rm -rf "$RES/snapshot"  # a run that finished since the last snapshot is not shown as it stood then
+  in_slots snapshot
+  [ "$failed" = 0 ] || { echo "[lambada] a snapshot's evaluation failed (see $CKPTS/<run>.train.log)" >&2; exit 1; }
+  [ -d "$RES/snapshot" ] || { echo "[lambada] no unfinished run has a checkpoint to score" >&2; exit 1; }
+  summarize "$RES/snapshot"
+  echo "[lambada] snapshot in $RES/snapshot (fixed budgets, not converged; the runs resume as before)" >&2
+  exit 0
+fi
 
 in_slots train_eval
 [ "$failed" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }

@@ -232,9 +232,10 @@ def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
     stale = tmp_path / "res2/snapshot/sa_early_seed1.eval.json"
     stale.parent.mkdir(parents=True)
     stale.write_text("{}")
+    # (the same batch size: the script refuses to score a run under options it was not trained with)
     snap = cmd[:cmd.index("--patience")] + ["--patience", "3", "--max-update", "10", "--runs", "sa_early_corefall",
-                                            "--jobs", "1", "--out", str(tmp_path / "res2"), "--checkpoints",
-                                            str(tmp_path / "ck"), "--snapshot"]
+                                            "--batch-size", "16", "--jobs", "1", "--out", str(tmp_path / "res2"),
+                                            "--checkpoints", str(tmp_path / "ck"), "--snapshot"]
     proc = run(snap, cwd=tmp_path, env=env, timeout=1800)
     assert "snapshot of sa_early_corefall_seed1" in proc.stderr and "training to update" not in proc.stderr
     assert not stale.exists() and not list((tmp_path / "res2").glob("*.eval.json"))
