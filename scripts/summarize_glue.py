@@ -3,11 +3,34 @@
 import argparse
 import json
 import statistics
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from fairseq_syntax.atomic import atomic_path  # noqa: E402
+
 METRIC = {"CoLA": "mcc", "SST-2": "accuracy"}
+FIELDS = ("task", "arch", "seed", "accuracy", "mcc")
+
+
+def read_score(f: Path) -> dict:
+    """One run's line, ``task=… arch=… seed=… accuracy=… mcc=…``; anything else is an error naming the file."""
+    lines = f.read_text(encoding="utf-8").splitlines()
+    if len(lines) != 1:
+        raise SystemExit(f"error: {f}: expected one line, found {len(lines)}")
+    try:
+        kv = dict(x.split("=", 1) for x in lines[0].split())
+    except ValueError:
+        raise SystemExit(f"error: {f}: line 1: not KEY=VALUE pairs: {lines[0][:80]!r}") from None
+    missing = [k for k in FIELDS if k not in kv]
+    if missing:
+        raise SystemExit(f"error: {f}: line 1: no {', '.join(missing)}")
+    try:
+        return {**kv, "seed": int(kv["seed"]), "accuracy": float(kv["accuracy"]), "mcc": float(kv["mcc"])}
+    except ValueError as e:
+        raise SystemExit(f"error: {f}: line 1: {e}") from None
 
 
 def main():
@@ -15,10 +38,12 @@ def main():
     p.add_argument("--results", default=str(ROOT / "results/glue"))
     args = p.parse_args()
     runs = defaultdict(list)
-    for f in sorted(Path(args.results).glob("*.score")):
-        kv = dict(x.split("=", 1) for x in f.read_text().split())
-        metric = METRIC.get(kv["task"], "accuracy")
-        runs[(kv["task"], kv["arch"])].append((int(kv["seed"]), float(kv[metric])))
+    files = sorted(Path(args.results).glob("*.score"))
+    if not files:
+        raise SystemExit(f"error: no *.score in {args.results}: run scripts/reproduce_glue.sh first")
+    for f in files:
+        kv = read_score(f)
+        runs[(kv["task"], kv["arch"])].append((kv["seed"], kv[METRIC.get(kv["task"], "accuracy")]))
     table = {}
     print("| task | model | metric | seeds | mean | std | per seed |")
     print("|---|---|---|---|---|---|---|")
@@ -31,7 +56,8 @@ def main():
                                    "scores": scores, "mean": mean, "std": std}
         print(f"| {task} | {arch} | {METRIC.get(task, 'accuracy')} | {len(scores)} | {mean:.2f} | {std:.2f} | "
               + ", ".join(f"{v:.2f}" for v in scores) + " |")
-    (Path(args.results) / "summary.json").write_text(json.dumps(table, indent=1))
+    with atomic_path(str(Path(args.results) / "summary.json")) as tmp:
+        Path(tmp).write_text(json.dumps(table, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -154,3 +154,4 @@ def test_a_number_option_is_never_computed_with_before_it_is_checked(tmp_path):
         assert not mark.exists(), (script, option)
     proc = run(["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs", f"sgnet:{evil}"], check=False)
     assert proc.returncode == 1 and "the seed of sgnet:" in proc.stderr and not mark.exists()
+
