@@ -51,10 +51,6 @@ def configurations(log: str):
             if at < 0:
                 continue
             src = line[at + len(MARK) - 1:].strip()
-            try:
-                tree = ast.parse(src, mode="eval").body
-            except SyntaxError as e:
-                raise ValueError(f"{log}: line {n}: a fairseq configuration that does not parse ({e.msg})") from None
             keys: dict[str, list] = {}
 
             def walk(d):
@@ -63,7 +59,14 @@ def configurations(log: str):
                         walk(v)
                     else:
                         keys.setdefault(k, []).append(v)
-            walk(_value(tree, src))
+            try:
+                config = _value(ast.parse(src, mode="eval").body, src)
+                if not isinstance(config, dict):
+                    raise SyntaxError("not a dict")
+                walk(config)
+            except (SyntaxError, RecursionError, MemoryError, TypeError) as e:
+                why = e.msg if isinstance(e, SyntaxError) else type(e).__name__
+                raise ValueError(f"{log}: line {n}: a fairseq configuration that does not parse ({why})") from None
             yield n, keys
 
 

@@ -59,9 +59,10 @@ def test_the_configuration_is_read_as_data_never_run(tmp_path):
     assert run_options.check(str(log), {"seed": "1"}).endswith("trained with seed=__import__('os').system('touch "
                                                                f"{marker}'); this call asks seed=1")
     assert not marker.exists()
-    log.write_text("x | INFO | fairseq_cli.train | {'common': {'seed': 1\n")
-    out = run([sys.executable, str(ROOT / "scripts/run_options.py"), str(log), "seed=1"], check=False)
-    assert out.returncode == 1 and f"{log}: line 1: a fairseq configuration that does not parse" in out.stderr
+    for bad in ("{'common': {'seed': 1", "{'a': {[1]: 2}}", "{'a': " + "[" * 100000 + "]" * 100000 + "}"):
+        log.write_text(f"x | INFO | fairseq_cli.train | {bad}\n")  # cut short; a list as a key; nested too deep
+        out = run([sys.executable, str(ROOT / "scripts/run_options.py"), str(log), "seed=1"], check=False)
+        assert out.returncode == 1 and f"{log}: line 1: a fairseq configuration that does not parse" in out.stderr
 
 
 def validations_log(tmp_path, accs, interval=500):
