@@ -220,11 +220,12 @@ run_keys() {  # run_keys RUN SEED: the fairseq options that make this run what i
 HINT="Give another --tag (or --out and --checkpoints), or remove that run's results and checkpoints to train it again"
 for seed in $SEEDS; do for run in $RUNS; do
   name=$TAG${run}_seed$seed
-  if finished "$name"; then log=$RES/$name.train.log.gz; else log=$CKPTS/$name.train.log; fi
+  state=running log=$CKPTS/$name.train.log
+  if finished "$name"; then state=finished log=$RES/$name.train.log.gz; fi
   mapfile -t keys < <(run_keys "$run" "$seed")
   same_run "$log" "$HINT" "${keys[@]}"
   if [ "$CONVERGE" = 1 ] && [ -f "$log" ]; then
-    stopping_rule "$log" --agrees "$(finished "$name" && echo finished || echo running)" --hint "$HINT" || exit 1
+    stopping_rule "$log" --agrees "$state" --hint "$HINT" || exit 1
   fi
 done; done
 

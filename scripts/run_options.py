@@ -39,6 +39,16 @@ def _value(node: ast.AST, src: str):
     return ast.get_source_segment(src, node)
 
 
+def _flatten(d: dict, keys: dict[str, list]) -> dict[str, list]:
+    """Every option of every section, by its name: {key: [its values]}."""
+    for k, v in d.items():
+        if isinstance(v, dict):
+            _flatten(v, keys)
+        else:
+            keys.setdefault(k, []).append(v)
+    return keys
+
+
 def configurations(log: str):
     """(line number, {key: [values in every section]}) for each fairseq-train start recorded in ``log``."""
     try:
@@ -51,28 +61,24 @@ def configurations(log: str):
             if at < 0:
                 continue
             src = line[at + len(MARK) - 1:].strip()
-            keys: dict[str, list] = {}
-
-            def walk(d):
-                for k, v in d.items():
-                    if isinstance(v, dict):
-                        walk(v)
-                    else:
-                        keys.setdefault(k, []).append(v)
             try:
                 config = _value(ast.parse(src, mode="eval").body, src)
                 if not isinstance(config, dict):
                     raise SyntaxError("not a dict")
-                walk(config)
+                keys = _flatten(config, {})
             except (SyntaxError, RecursionError, MemoryError, TypeError) as e:
                 why = e.msg if isinstance(e, SyntaxError) else type(e).__name__
                 raise ValueError(f"{log}: line {n}: a fairseq configuration that does not parse ({why})") from None
             yield n, keys
 
 
+def _scalar(recorded):
+    """fairseq keeps some options as one-element lists (``lr``: ``[0.001]``)."""
+    return recorded[0] if isinstance(recorded, list) and len(recorded) == 1 else recorded
+
+
 def same(recorded, wanted: str) -> bool:
-    if isinstance(recorded, list) and len(recorded) == 1:
-        recorded = recorded[0]
+    recorded = _scalar(recorded)
     if isinstance(recorded, bool) or recorded is None:
         return str(recorded) == wanted
     try:
@@ -89,8 +95,7 @@ def check(log: str, wanted: dict[str, str]) -> str | None:
                 return f"{log}: line {n}: its configuration has no option {key}"
             for recorded in keys[key]:
                 if not same(recorded, value):
-                    shown = recorded[0] if isinstance(recorded, list) and len(recorded) == 1 else recorded
-                    return f"{log}: line {n}: trained with {key}={shown}; this call asks {key}={value}"
+                    return f"{log}: line {n}: trained with {key}={_scalar(recorded)}; this call asks {key}={value}"
     return None
 
 
