@@ -98,6 +98,28 @@ def test_a_dangling_bpe_marker_is_named(tokenized, tmp_path):
     assert not (tmp_path / "heads").exists()
 
 
+def test_bpe_text_of_other_sentences_is_named_even_at_the_same_lengths(tokenized, tmp_path):
+    """Alignment by word counts alone would accept another sentence of the same length; BPE must rejoin to
+    the parse's words (Moses escapes such as @-@ included), else the first differing word is named."""
+    parse(tokenized / "tok.en", tmp_path / "p.conllu")
+    lines = (tokenized / "tok.en").read_text(encoding="utf-8").splitlines()
+    split = [" ".join(w[:2] + "@@ " + w[2:] if len(w) > 3 else w for w in line.split()) for line in lines]
+    sub = tmp_path / "sub.en"
+    sub.write_text("\n".join(split) + "\n", encoding="utf-8")
+    ok = run([BIN / "fairseq-syntax-align", "--conllu", tmp_path / "p.conllu", "--subwords", sub,
+              "-o", tmp_path / "ok.heads"])
+    assert "aligned 6 sentences" in ok.stderr
+    words = lines[3].split()
+    k = next(i for i, w in enumerate(words) if w.isalpha() and len(w) > 3)
+    words[k] = words[k][::-1] + "x"  # same number of words, another word
+    split[3] = " ".join(words)
+    sub.write_text("\n".join(split) + "\n", encoding="utf-8")
+    proc = run([BIN / "fairseq-syntax-align", "--conllu", tmp_path / "p.conllu", "--subwords", sub,
+                "-o", tmp_path / "heads"], check=False)
+    one_line_error(proc, f"{sub}:4", f"word {k + 1} is {words[k]!r}", "not of the same sentences")
+    assert not (tmp_path / "heads").exists()
+
+
 def test_provenance_needs_one_parser_for_every_split(tokenized, tmp_path):
     a, b = tmp_path / "train.en.conllu", tmp_path / "valid.en.conllu"
     parse(tokenized / "tok.en", a)

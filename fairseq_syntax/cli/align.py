@@ -9,10 +9,23 @@ import argparse
 import sys
 
 from ..atomic import atomic_path
+from ..parsing.backends import parser_form
 from ..parsing.conllu import read_conllu_file
-from ..syntax.alignment import align_heads_to_subwords
+from ..syntax.alignment import align_heads_to_subwords, words_from_subwords
 from ..text_io import text_lines
 from .guards import check_outputs
+
+
+def check_same_words(parse_words, pieces, where: str) -> None:
+    """subword-nmt's BPE rejoins to exactly the words it was given, so a word that differs from the parse's
+    means the two files are not the same sentences (same lengths would otherwise align silently).
+    SentencePiece and WordPiece normalize text ([UNK], NFKC, accents), so only their word counts are checked."""
+    if " ".join(pieces).replace("@@ ", "") == " ".join(parse_words):
+        return
+    for k, (form, word) in enumerate(zip(parse_words, words_from_subwords(pieces, "bpe")), 1):
+        if form != word and parser_form(form) != parser_form(word):
+            raise ValueError(f"{where}: word {k} is {word!r} but the parse has {form!r} there: the subword text "
+                             "and the parses are not of the same sentences")
 
 
 def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe") -> int:
@@ -29,8 +42,10 @@ def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe")
                 if parsed is None:
                     raise ValueError(f"{conllu}: ends after {n - 1} sentences, but {subword_text} has more lines "
                                      f"(line {n} has no parse)")
-                codes = align_heads_to_subwords(parsed.heads, pieces, style,
-                                                where=f"{subword_text}:{n} (parse at {conllu}:{parsed.line})")
+                where = f"{subword_text}:{n} (parse at {conllu}:{parsed.line})"
+                codes = align_heads_to_subwords(parsed.heads, pieces, style, where=where)
+                if style == "bpe":
+                    check_same_words(parsed.words, pieces, where)
                 out.write(" ".join(map(str, codes)) + "\n")
             extra = next(parses, None)
             if extra is not None:
@@ -41,7 +56,8 @@ def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe")
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fairseq-syntax-align", description=__doc__)
     p.add_argument("--conllu", required=True, help="word-level parses, one sentence per text line")
-    p.add_argument("--subwords", required=True, help="the same text after BPE / SentencePiece")
+    p.add_argument("--subwords", required=True, help="the same text after BPE / SentencePiece / WordPiece "
+                                                     "(with bpe, every word must be the parse's)")
     p.add_argument("--style", default="bpe", choices=["bpe", "sentencepiece", "wordpiece"])
     p.add_argument("-o", "--output", required=True, help="subword head codes (text)")
     args = p.parse_args(argv)
