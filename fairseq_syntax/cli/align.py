@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ..atomic import atomic_path
-from ..parsing.backends import parser_form
+from ..parsing.backends import first_different_token
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_subwords, words_from_subwords
 from ..text_io import text_lines
@@ -22,10 +22,11 @@ def check_same_words(parse_words, pieces, where: str) -> None:
     SentencePiece and WordPiece normalize text ([UNK], NFKC, accents), so only their word counts are checked."""
     if " ".join(pieces).replace("@@ ", "") == " ".join(parse_words):
         return
-    for k, (form, word) in enumerate(zip(parse_words, words_from_subwords(pieces, "bpe")), 1):
-        if form != word and parser_form(form) != parser_form(word):
-            raise ValueError(f"{where}: word {k} is {word!r} but the parse has {form!r} there: the subword text "
-                             "and the parses are not of the same sentences")
+    words = words_from_subwords(pieces, "bpe")
+    k = first_different_token(parse_words, words)
+    if k is not None:
+        raise ValueError(f"{where}: word {k + 1} is {words[k]!r} but the parse has {parse_words[k]!r} there: the "
+                         "subword text and the parses are not of the same sentences")
 
 
 def align_files(conllu: str, subword_text: str, output: str, style: str = "bpe") -> int:

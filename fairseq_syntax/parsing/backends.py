@@ -22,6 +22,14 @@ def parser_form(word: str) -> str:
     return _PARSER_FORMS.get(word, word)
 
 
+def first_different_token(forms: Sequence[str], words: Sequence[str]) -> int | None:
+    """0-based position of the first token whose parser forms differ (Moses ``@-@`` is the parser's ``-``)."""
+    for k, (form, word) in enumerate(zip(forms, words)):
+        if form != word and parser_form(form) != parser_form(word):
+            return k
+    return None
+
+
 class Parser(ABC):
     """Parses sentences given as token lists; returns one :class:`ParsedSentence` each."""
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 from ..atomic import atomic_path
 from ..text_io import text_lines
-from .backends import describe_provenance, get_parser, parser_form, parser_provenance
+from .backends import describe_provenance, first_different_token, get_parser, parser_provenance
 from .conllu import format_conllu, read_conllu_file
 
 
@@ -265,9 +265,9 @@ def check_conllu_matches(conllu_path: str, sents: list[str], text_path: str) -> 
                 f"{conllu_path}:{parsed.line}: sentence {n} has {len(parsed.words)} tokens but "
                 f"{text_path}:{n} has {len(want)}"
             )
-        for k, (form, word) in enumerate(zip(parsed.words, want)):
-            if parser_form(form) != parser_form(word):
-                raise ValueError(f"{conllu_path}:{parsed.line}: token {k + 1} of sentence {n} is {form!r}, but "
-                                 f"{text_path}:{n} has {word!r} there")
+        k = first_different_token(parsed.words, want)
+        if k is not None:
+            raise ValueError(f"{conllu_path}:{parsed.line}: token {k + 1} of sentence {n} is {parsed.words[k]!r}, "
+                             f"but {text_path}:{n} has {want[k]!r} there")
     if n != len(sents):
         raise ValueError(f"{conllu_path}: {n} sentences, but {text_path} has {len(sents)} lines (line {n + 1} has no parse)")
