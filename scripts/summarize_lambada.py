@@ -175,8 +175,11 @@ def reading(system: str, systems: dict) -> str:
     budget = ("all converged" if stops == {"patience"}
               else "all stopped by the rule, some by its update cap" if None not in stops
               else "not all converged: a fixed budget, which decides nothing about a trained reader")
-    n_seeds = f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
-    text = (f"{system} against {row['compared_with']} ({n_seeds} a side, {budget}): higher on "
+    n = len(seeds)
+    # while seeds are still training the two may have different counts: the per-seed tests pair only common seeds
+    n_seeds = (f"{n} seed{'s' if n != 1 else ''} a side" if len(row["runs"]) == len(base["runs"]) == n
+               else f"{len(row['runs'])} against {len(base['runs'])} seeds, {n} paired")
+    text = (f"{system} against {row['compared_with']} ({n_seeds}, {budget}): higher on "
             f"{sum(d > 0 for d in diffs)} of {len(seeds)} ({', '.join(f'{d:+.2f}' for d in diffs)} points; "
             f"McNemar p = {', '.join(format_p(p) if p is not None else '–' for p in ps)}, "
             f"{sum(p is not None and p < ALPHA for p in ps)} of {len(seeds)} told apart).")

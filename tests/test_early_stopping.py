@@ -455,3 +455,26 @@ def test_lambada_summary_reads_the_table_in_words_with_its_numbers(tmp_path):
             "2 of 2 (+4.00, +4.00 points; McNemar p = 0.0625, 1.0000, 0 of 2 told apart). converged_sa_early's own seeds span "
             f"1.00 points (37.00 to 38.00). Over seeds: +4.00 (Welch p = {welch}), told apart. Best validation at "
             f"update 1,250 on average against 3,000: -1,750 (Welch p = {best}), not told apart.\n") in md
+
+
+def test_lambada_summary_says_so_when_the_two_readers_have_different_seed_counts(tmp_path):
+    """While seeds are still training, + CorefAll has seeds 1, 2 and SA-Early 1, 2, 3: the per-seed tests pair
+    seeds 1 and 2, Welch compares all five. By hand: means 41.5 and 38, variances 0.5 and 1, so
+    t = 3.5 / sqrt(0.5/2 + 1/3) = 4.583 with df = 0.5833² / (0.25² / 1 + 0.3333² / 2) = 2.882."""
+    from scipy.stats import t as student_t
+
+    from summarize_lambada import main as summarize
+
+    for seed in (1, 2):
+        write_converged_run(tmp_path, f"converged_sa_early_corefall_seed{seed}", 1000, 40.0 + seed)
+    for seed in (1, 2, 3):
+        write_converged_run(tmp_path, f"converged_sa_early_seed{seed}", 2500, 36.0 + seed)
+    summarize(["--results", str(tmp_path), "--patience", "5", "--valid-interval", "500"])
+    se2 = 0.5 / 2 + 1 / 3
+    welch = 2 * student_t.sf(3.5 / se2 ** 0.5, se2 ** 2 / ((0.5 / 2) ** 2 + (1 / 3) ** 2 / 2))
+    row = json.loads((tmp_path / "summary.json").read_text())["systems"]["converged_sa_early_corefall"]
+    assert row["vs_twin"]["diff"] == 3.5 and abs(row["vs_twin"]["welch_p"] - welch) < 5e-3 * welch  # 3 digits
+    md = (tmp_path / "summary.md").read_text()
+    assert ("- converged_sa_early_corefall against converged_sa_early (2 against 3 seeds, 2 paired, all converged): "
+            "higher on 2 of 2 (+4.00, +4.00 points;") in md
+    assert "| converged_sa_early | 3 | 38.00 ± 1.00 |" in md
