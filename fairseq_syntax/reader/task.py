@@ -37,6 +37,11 @@ class LambadaReaderConfig(FairseqDataclass):
     max_context: int = field(default=400, metadata={"help": "keep the last N context tokens"})
     seed: int = II("common.seed")
     train_subset: str = II("dataset.train_subset")
+    # read by FairseqTask.get_batch_iterator, which defaults to True: each validation and epoch builds a new
+    # loader whose worker then outlives it, a copy of the trainer's memory each (2.4 GB here), until out of memory
+    persistent_workers: bool = field(default=False, metadata={
+        "help": "keep data-loader workers alive after their pass (fairseq's default; they accumulate, one for "
+                "every validation and epoch of the process)"})
 
 
 @register_task("lambada_reader", dataclass=LambadaReaderConfig)
