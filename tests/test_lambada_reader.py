@@ -1,6 +1,7 @@
 """bidaf_sa and lambada_reader: model pieces, then real LAMBADA passages through prep -> train -> evaluate."""
 import json
 import re
+import sys
 from argparse import Namespace
 
 import numpy as np
@@ -336,3 +337,39 @@ def test_a_run_resumed_mid_epoch_trains_the_same_batches_as_one_uninterrupted(tr
     assert all(first[u] == whole[u] for u in first)
     assert sorted(resumed) == list(range(cut + 1, min(second) + 7))
     assert all(resumed[u] == whole[u] for u in resumed), (resumed, whole)
+
+
+WORKERS_PROBE = """
+import multiprocessing, sys
+import fairseq_cli.train as train
+validate = train.validate
+def counted(*args, **kwargs):
+    out = validate(*args, **kwargs)
+    print("workers alive after validation:", len(multiprocessing.active_children()), flush=True)
+    return out
+train.validate = counted
+sys.argv[0] = "fairseq-train"
+train.cli_main()
+"""
+
+
+@pytest.mark.slow
+def test_data_loader_workers_do_not_accumulate_over_validations_and_epochs(lambada, tmp_path):
+    """fairseq keeps a loader's workers alive by default, and builds a new loader for every validation and epoch:
+    on the real training set each worker held 2.4 GB, and a converging run grew until the kernel killed it. The
+    reader's task lets each worker end with its pass, so at most the training epoch's worker is alive."""
+    user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+
+    def alive_after_validations(*flags):
+        proc = run([sys.executable, "-c", WORKERS_PROBE, str(lambada / "bin"), "--user-dir", user_dir, "--task",
+                    "lambada_reader", "--arch", "bidaf_sa_early", "--criterion", "pointer_sum", "--optimizer",
+                    "adam", "--lr", "1e-3", "--batch-size", "16", "--max-update", "16", "--validate-interval-updates",
+                    "2", "--num-workers", "1", "--no-save", "--save-dir", str(tmp_path / "ck"), *flags], cwd=tmp_path)
+        log = proc.stdout + proc.stderr
+        assert "begin training epoch 2" in log, log[-3000:]
+        return [int(n) for n in re.findall(r"workers alive after validation: (\d+)", log)]
+
+    alive = alive_after_validations()
+    assert len(alive) >= 6 and max(alive) <= 1, alive
+    kept = alive_after_validations("--persistent-workers")  # fairseq's default, which the task turns off
+    assert len(kept) == len(alive) and kept[-1] >= 4, kept
