@@ -37,8 +37,9 @@ class LambadaReaderConfig(FairseqDataclass):
     max_context: int = field(default=400, metadata={"help": "keep the last N context tokens"})
     seed: int = II("common.seed")
     train_subset: str = II("dataset.train_subset")
-    # read by FairseqTask.get_batch_iterator, which defaults to True: each validation and epoch builds a new
-    # loader whose worker then outlives it, a copy of the trainer's memory each (2.4 GB here), until out of memory
+    # read by FairseqTask.get_batch_iterator, which defaults to True. ReaderDataset cannot reuse its iterator
+    # (can_reuse_epoch_itr_across_epochs, for exact resumes), so each validation and epoch builds a new loader,
+    # whose worker would then outlive it: a copy of the trainer's memory each (2.4 GB here), until out of memory
     persistent_workers: bool = field(default=False, metadata={
         "help": "keep data-loader workers alive after their pass (fairseq's default; they accumulate, one for "
                 "every validation and epoch of the process)"})
