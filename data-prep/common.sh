@@ -27,6 +27,11 @@ need_ints() {
   for v in "${vals[@]}"; do need_int "$1" "$v"; done
 }
 
+# need_parser VALUE: --parser names a parser fairseq-syntax-parse has, checked before any stage runs
+need_parser() {
+  case $1 in auto|stanza|spacy) ;; *) die "--parser must be auto, stanza or spacy, got '$1'" ;; esac
+}
+
 # quick_slice VAR N [VAR N ...]: with FAIRSEQ_SYNTAX_QUICK set (fairseq_syntax/quick.py), each size option left at
 # 0 ("all") becomes N, so the README's commands run in minutes as written; the stage records keep the sizes
 quick_slice() {
@@ -50,30 +55,70 @@ lock_out() {
   fi
   : > "$OUT/.lock"
   echo "pid $$, $(basename "$0"), started $(date '+%F %T')" >&9
+  owned_or_absent "$OUT/bin"  # a bin/ of the user's stops the run before any work, not after it
+  owned_or_absent "$OUT/bin.tmp"
 }
 unlock_out() { exec 9>&-; }
 
-# fingerprint PATH...: one line per input file (a folder: every file under it), with its SHA-1, so that a
-# changed input is seen whatever its date; a path that does not exist counts as absent
+# fingerprint PATH...: one line per input file (a folder: every file under it, hidden ones too, as the readers
+# read them), with its SHA-1, so that a changed input is seen whatever its date; symlinks are followed, to a file
+# or to a folder; a FIFO, socket or device is refused by name before anything reads it (it would hang or change
+# under the reader); a path that does not exist counts as absent
 fingerprint() {
-  local p
+  local p odd
   for p in "$@"; do
     [ -n "$p" ] || continue
     if [ -d "$p" ]; then
-      find "$p" -type f -not -name '.*' -print0 | LC_ALL=C sort -z | xargs -0 -r sha1sum
-    elif [ -e "$p" ]; then
+      odd=$(find -L "$p" ! -type f ! -type d -print -quit 2> /dev/null)
+      [ -z "$odd" ] || die "$odd: not a regular file (a FIFO, socket, device or broken link); inputs must be files"
+      find -L "$p" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha1sum
+    elif [ -f "$p" ]; then
       printf '%s  %s\n' "$(sha1sum < "$p" | cut -d' ' -f1)" "$p"  # sha1sum's own line, the path never sed code
+    elif [ -e "$p" ] || [ -L "$p" ]; then
+      die "$p: not a regular file (a FIFO, socket, device or broken link); inputs must be files"
     else
       echo "absent $p"
     fi
   done | sha1sum | cut -d' ' -f1
 }
 
+# out_files: every file under $OUT that a stage may have written (the records and the lock left out), one
+# 'size mtime path' line each, to tell what a stage's command wrote
+out_files() {
+  (cd "$OUT" && find . \( -path ./.stamps -o -path ./.lock \) -prune -o -type f -printf '%s %T@ %p\n' | LC_ALL=C sort)
+}
+
+# outputs_record BEFORE AFTER PREVIOUS: the 'output: SHA-1  PATH' lines of a stage: the files its command wrote
+# (new or changed between the two out_files listings) and those of its previous record still there (a command
+# that found its work done writes nothing)
+outputs_record() {
+  local path
+  { LC_ALL=C comm -13 <(printf '%s\n' "$1") <(printf '%s\n' "$2") | cut -d' ' -f3- | sed 's#^\./##'
+    sed -n 's/^output: [0-9a-f]*  //p' <<< "$3"
+  } | LC_ALL=C sort -u | while IFS= read -r path; do
+    if [ -n "$path" ] && [ -f "$OUT/$path" ]; then
+      printf 'output: %s  %s\n' "$(sha1sum < "$OUT/$path" | cut -d' ' -f1)" "$path"
+    fi
+  done
+}
+
+# outputs_changed RECORD: empty if every output the record lists is there with its SHA-1; else what is not
+outputs_changed() {
+  local line sum path now
+  while IFS= read -r line; do
+    sum=${line%%  *}; path=${line#*  }
+    if [ ! -f "$OUT/$path" ]; then echo "$OUT/$path is missing"; return 0; fi
+    now=$(sha1sum < "$OUT/$path" | cut -d' ' -f1)
+    if [ "$now" != "$sum" ]; then echo "$OUT/$path changed since it was written"; return 0; fi
+  done < <(sed -n 's/^output: //p' "$1")
+}
+
 STAGE_AFTER=start
 # stage NAME [--key 'OPTION=VALUE ...'] [--input PATH]... -- COMMAND...: run COMMAND unless stage NAME is
-# complete for these options and inputs, after the same earlier stages
+# complete for these options and inputs, after the same earlier stages, and every file it wrote is still there
+# unchanged (its record lists each with its SHA-1); a redone stage redoes every later one
 stage() {
-  local name=$1 key="" inputs=() record want have
+  local name=$1 key="" inputs=() record want have before after outputs changed previous=""
   shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do
     case $1 in
@@ -85,15 +130,23 @@ stage() {
   [ "${1:-}" = -- ] && shift
   mkdir -p "$OUT/.stamps"
   record=$OUT/.stamps/$name
-  want=$(printf 'options: %s\ninputs: %s\nafter: %s\n' "$key" "$(fingerprint "${inputs[@]}")" "$STAGE_AFTER")
+  want=$(fingerprint "${inputs[@]}") || exit 1  # a refused input stops here, before any work
+  want=$(printf 'options: %s\ninputs: %s\nafter: %s\n' "$key" "$want" "$STAGE_AFTER")
   if [ -e "$record" ]; then
     have=$(cat "$record")
-    if [ "$have" = "$want" ]; then
-      log "skip $name (done)"
-      STAGE_AFTER=$(printf '%s' "$want" | sha1sum | cut -d' ' -f1)
-      return 0
-    fi
-    if [ "$(sed -n 1p <<< "$have")" != "$(sed -n 1p <<< "$want")" ]; then
+    previous=$have
+    if [ "$(sed -n 1,3p <<< "$have")" = "$want" ]; then
+      changed=$(outputs_changed "$record")
+      if ! grep -q '^output: ' "$record"; then
+        log "redo $name: its record lists no outputs (written by an older version)"
+      elif [ -z "$changed" ]; then
+        log "skip $name (done)"
+        STAGE_AFTER=$(sha1sum < "$record" | cut -d' ' -f1)
+        return 0
+      else
+        log "redo $name: $changed"
+      fi
+    elif [ "$(sed -n 1p <<< "$have")" != "$(sed -n 1p <<< "$want")" ]; then
       log "redo $name: its options changed (were '$(sed -n 's/^options: //p' <<< "$have")', now '$key')"
     elif [ "$(sed -n 2p <<< "$have")" != "$(sed -n 2p <<< "$want")" ]; then
       log "redo $name: its inputs changed (${inputs[*]})"
@@ -104,10 +157,36 @@ stage() {
   fi
   log "start $name"
   local t0=$SECONDS
+  before=$(out_files)
   "$@"
-  printf '%s\n' "$want" > "$record.tmp" && mv -f "$record.tmp" "$record"
-  STAGE_AFTER=$(printf '%s' "$want" | sha1sum | cut -d' ' -f1)
+  after=$(out_files)
+  outputs=$(outputs_record "$before" "$after" "$previous")
+  [ -n "$outputs" ] || die "stage $name wrote no file under $OUT (a bug in $(basename "$0"))"
+  printf '%s\n%s\n' "$want" "$outputs" > "$record.tmp" && mv -f "$record.tmp" "$record"
+  STAGE_AFTER=$(sha1sum < "$record" | cut -d' ' -f1)
   log "done  $name ($((SECONDS - t0))s)"
+}
+
+# The folders data-prep writes whole (bin/, bin.tmp/) carry this marker: only such a folder, or one an older
+# version made (in an --out that holds stage records), is ever removed or written into; anything else is the user's
+OWNED=.written-by-fairseq-syntax
+owned_or_absent() {
+  local d=$1
+  [ ! -e "$d" ] && [ ! -L "$d" ] && return 0
+  [ ! -L "$d" ] && [ -d "$d" ] && { [ -f "$d/$OWNED" ] || [ -d "$OUT/.stamps" ]; } && return 0
+  die "$d exists and was not written by data-prep; nothing there is deleted: move it away or give another --out"
+}
+# fresh_dir DIR: an empty folder DIR, marked as data-prep's (an older one of data-prep's is removed first)
+fresh_dir() {
+  owned_or_absent "$1"
+  rm -rf "$1"
+  mkdir -p "$1" && : > "$1/$OWNED"
+}
+# install_dir TMP DEST: TMP (from fresh_dir) takes the place of DEST, which must be data-prep's or absent
+install_dir() {
+  owned_or_absent "$2"
+  rm -rf "$2"
+  mv "$1" "$2"
 }
 
 # atomic OUTFILE COMMAND...: COMMAND writes to stdout; OUTFILE appears only when it succeeds
@@ -195,7 +274,7 @@ binarize_stage() {
     esac
   done
   [ ${#tests[@]} -eq 0 ] || prefs+=(--testpref "$(IFS=,; echo "${tests[*]}")")
-  rm -rf "$OUT/bin.tmp"
+  fresh_dir "$OUT/bin.tmp"
   fairseq-preprocess --source-lang $SRC --target-lang $TGT "${prefs[@]}" --destdir "$OUT/bin.tmp" \
     --joined-dictionary --workers "$WORKERS" 2>&1 | grep -v tensorboardX >&2
   local heads=()
@@ -207,18 +286,21 @@ binarize_stage() {
   fairseq-syntax-provenance --destdir "$OUT/bin.tmp" --parses "${parses[@]}" -s $SRC -t $TGT \
     --bpe-codes "$OUT/bpe/codes" --bpe-vocab "$OUT/bpe/vocab.$SRC" --bpe-vocab-threshold 1 \
     || die "recording the preprocessing failed"
-  rm -rf "$OUT/bin"
-  mv "$OUT/bin.tmp" "$OUT/bin"
+  install_dir "$OUT/bin.tmp" "$OUT/bin"
 }
 
 # The stages of the BERT-style corpora (glue.sh, conll2003.sh). They read $OUT, $PRETRAINED, $WORKERS, SPLITS.
 
-# ensure_pretrained: $PRETRAINED holds a converted model (dict.txt, vocab.txt); convert the installed MiniLM if not
+# ensure_pretrained: $PRETRAINED holds a converted model (dict.txt, vocab.txt). Absent or empty, the installed
+# MiniLM is converted into it; a folder holding anything else (a Hugging Face BERT of the user's) is read-only
+# here: it is refused with what to do, never written into
 ensure_pretrained() {
-  if [ ! -f "$PRETRAINED/dict.txt" ] || [ ! -f "$PRETRAINED/vocab.txt" ]; then
-    log "no converted model in $PRETRAINED: converting the installed MiniLM (fairseq-syntax-convert-bert)"
-    fairseq-syntax-convert-bert --out "$PRETRAINED" 2>&1 | grep -v tensorboardX >&2
+  [ -f "$PRETRAINED/dict.txt" ] && [ -f "$PRETRAINED/vocab.txt" ] && return 0
+  if [ -e "$PRETRAINED" ] && [ -n "$(ls -A "$PRETRAINED" 2> /dev/null)" ]; then
+    die "--pretrained $PRETRAINED is not a converted model (it needs dict.txt and vocab.txt) and is never written into; convert a Hugging Face BERT with: fairseq-syntax-convert-bert --model-dir $PRETRAINED --out NEW_DIR, then give --pretrained NEW_DIR"
   fi
+  log "no converted model in $PRETRAINED: converting the installed MiniLM (fairseq-syntax-convert-bert)"
+  fairseq-syntax-convert-bert --out "$PRETRAINED" 2>&1 | grep -v tensorboardX >&2
 }
 
 # binarize_pieces NAME: the WordPieces $OUT/wp/{split}.NAME (with the model's dict.txt) and their heads

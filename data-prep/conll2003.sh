@@ -34,6 +34,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$DIR" ] || die "give --conll-dir (or CONLL2003_DIR) with train.txt, valid.txt, test.txt"
+need_parser "$PARSER"
 need_int --workers "$WORKERS" 1
 need_int --max-train "$MAX_TRAIN"
 need_int --max-eval "$MAX_EVAL"
@@ -76,11 +77,10 @@ wordpiece() {
 }
 
 binarize() {
-  rm -rf "$OUT/bin.tmp"
+  fresh_dir "$OUT/bin.tmp"
   binarize_pieces input0
   binarize_labels
-  rm -rf "$OUT/bin"
-  mv "$OUT/bin.tmp" "$OUT/bin"
+  install_dir "$OUT/bin.tmp" "$OUT/bin"
 }
 
 stage extract --key "max_train=$MAX_TRAIN max_eval=$MAX_EVAL" --input "$DIR/train.txt" --input "$DIR/valid.txt" \

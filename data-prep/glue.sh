@@ -39,6 +39,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$TASK" ] || die "--task is required (see --help)"
 case $TASK in CoLA|SST-2|MRPC|RTE|QNLI|QQP|MNLI|STS-B|WNLI) ;; *) die "--task $TASK: not a GLUE task (see --help)" ;; esac
+need_parser "$PARSER"
 need_int --workers "$WORKERS" 1
 need_int --max-train "$MAX_TRAIN"
 need_int --max-eval "$MAX_EVAL"
@@ -117,11 +118,10 @@ wordpiece() {
 
 binarize() {
   local inp
-  rm -rf "$OUT/bin.tmp"
+  fresh_dir "$OUT/bin.tmp"
   for inp in $(inputs); do binarize_pieces "$inp"; done
   if [ "$TASK" = STS-B ]; then binarize_labels; else binarize_labels "$TASK"; fi
-  rm -rf "$OUT/bin"
-  mv "$OUT/bin.tmp" "$OUT/bin"
+  install_dir "$OUT/bin.tmp" "$OUT/bin"
 }
 
 GLUE_INPUT=$GLUE; [ -z "$GLUE" ] || [ ! -d "$GLUE/$TASK" ] || GLUE_INPUT=$GLUE/$TASK

@@ -54,6 +54,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $COREF in neuralcoref|stanza|jsonl) ;; *) die "--coref must be neuralcoref, stanza or jsonl" ;; esac
+need_parser "$PARSER"
 need_int --novel-passages "$NOVEL_PASSAGES"
 need_int --train-sample "$TRAIN_SAMPLE"
 need_int --workers "$WORKERS" 1
@@ -136,5 +137,6 @@ for split in valid test train; do
   fairseq-syntax-lambada coref --dir "$RAW" --split "$split" --backend "$COREF" --env "$COREF_ENV" \
     --workers "$WORKERS" ${COREF_WHEELS:+--wheels "$COREF_WHEELS"} "${chains[@]}" || die "coreference for $split failed"
 done
+mkdir -p "$OUT/bin" && : > "$OUT/bin/$OWNED"  # data-prep's own folder (common.sh: owned_or_absent)
 fairseq-syntax-lambada binarize --dir "$RAW" --out "$OUT/bin" --splits "train valid test"
 log "done: $OUT/bin (train with --task lambada_reader, see README)"

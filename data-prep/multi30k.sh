@@ -37,6 +37,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+need_parser "$PARSER"
 need_int --bpe-merges "$MERGES" 1
 need_int --workers "$WORKERS" 1
 need_int --max-train "$MAX_TRAIN"

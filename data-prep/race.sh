@@ -47,6 +47,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $LEVELS in middle|high|both) ;; *) die "--levels must be middle, high or both" ;; esac
+need_parser "$PARSER"
 need_int --workers "$WORKERS" 1
 need_int --max-train "$MAX_TRAIN"
 need_int --max-eval "$MAX_EVAL"
@@ -86,11 +87,10 @@ parse() {
 }
 
 binarize() {
-  rm -rf "$OUT/bin.tmp"
+  fresh_dir "$OUT/bin.tmp"
   fairseq-syntax-race binarize --raw "$OUT/raw" --parse "$OUT/parse" --pretrained "$PRETRAINED" \
     --out "$OUT/bin.tmp" || die "binarizing failed"
-  rm -rf "$OUT/bin"
-  mv "$OUT/bin.tmp" "$OUT/bin"
+  install_dir "$OUT/bin.tmp" "$OUT/bin"
 }
 
 stage extract --key "levels=$LEVELS max_train=$MAX_TRAIN max_eval=$MAX_EVAL" --input "$RACE" -- extract
@@ -101,5 +101,16 @@ random_trees() {
     --random-trees "$RANDOM_TREES" || die "writing the random trees failed"
 }
 [ -z "$RANDOM_TREES" ] || stage random-trees --key "seed=$RANDOM_TREES" -- random_trees
+# ready: only what exists is named, and every split extract promised (with both levels and whole splits, RACE-M
+# and RACE-H of train and valid apart) must be there, with its heads (and its random trees when asked for)
+promised=$(cat "$OUT/raw/splits.txt")
+[ "$LEVELS" != both ] || [ "$MAX_TRAIN" != 0 ] || promised+=$'\ntrain-middle\ntrain-high'
+[ "$LEVELS" != both ] || [ "$MAX_EVAL" != 0 ] || promised+=$'\nvalid-middle\nvalid-high'
+while read -r split; do
+  for f in "label/$split.label" "input0/$split.bin" "input0/$split.heads.bin" \
+           ${RANDOM_TREES:+"input0/$split.randheads.bin"}; do
+    [ -f "$OUT/bin/$f" ] || die "$OUT/bin/$f is missing: the $split split was not prepared; delete $OUT/.stamps and run again"
+  done
+done <<< "$promised"
 log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.label") training questions;" \
   "splits: $(ls "$OUT/bin/label" | sed -n 's/\.label$//p' | tr '\n' ' '))"

@@ -6,6 +6,9 @@ Two studies: SG-Net and syntax-aware local attention for translation and BERT-st
 imports ``tasks/`` and ``models/`` of the user dir itself; from Python, call :func:`register` first.
 The core (``syntax``, ``parsing``, ``modules``, ``text_prep``, ``pretrained`` and the reader's text and
 layer modules) never imports fairseq.
+
+Importing this package imports neither torch nor fairseq, so that console scripts print a path, their help or
+an argument error at once; the torch version is checked where torch is first needed (``versions``).
 """
 import os
 
@@ -13,9 +16,6 @@ __version__ = "0.1.0"
 
 USER_DIR = os.path.dirname(os.path.abspath(__file__))
 
-from .versions import check_torch  # noqa: E402
-
-check_torch()
 
 
 def register() -> None:

@@ -65,6 +65,89 @@ class UnsafeCheckpointError(ValueError):
     """A checkpoint's stored configuration holds a string fairseq would pass to ``eval``."""
 
 
+class UnreadableCheckpointError(ValueError):
+    """A checkpoint file that is empty, truncated or not a torch file; the message never repeats torch's advice
+    to retry with ``weights_only=False``, which would unpickle whatever the file holds."""
+
+
+def _unreadable(path: str, err: BaseException) -> UnreadableCheckpointError:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+    if "weights_only" in str(err) or "Weights only" in text or len(text) > 160:
+        text = ""  # torch's long advice (and its unsafe way out) is not passed on
+    reason = f"{type(err).__name__}{': ' + text if text else ''}"
+    return UnreadableCheckpointError(
+        f"{path}: not a readable checkpoint ({reason}); it is truncated, damaged or not a fairseq checkpoint: "
+        "train it again or copy it whole (nothing in it was run)")
+
+
+def task_of(state: dict) -> tuple[str | None, dict]:
+    """(task name, task options) of a loaded checkpoint state: its ``cfg.task``, or the ``args`` of an older one."""
+    cfg = state.get("cfg")
+    task = cfg.get("task") if cfg is not None and hasattr(cfg, "get") else None
+    if task is None and state.get("args") is not None:
+        args = vars(state["args"])
+        return args.get("task"), args
+    if task is None:
+        return None, {}
+    if isinstance(task, argparse.Namespace):
+        task = vars(task)
+    items = dict(task.items()) if hasattr(task, "items") else {}
+    return items.get("_name") or items.get("task"), items
+
+
+def expect_task(state: dict, path: str, tasks: tuple, tool: str) -> dict:
+    """The task options of ``state``, or a ValueError naming the checkpoint's task, before any data is opened."""
+    name, options = task_of(state)
+    if name not in tasks:
+        raise ValueError(f"{path}: a checkpoint of --task {name or 'unknown'}; {tool} takes one trained with "
+                         f"--task {' or '.join(tasks)}")
+    return options
+
+
+def refuse_other_trees(options, path: str, tool: str) -> None:
+    """A hub parses raw text with the data's parser; a model trained on other trees (``--heads-suffix
+    randheads``: the random-tree control) would be served trees it never saw, so it is refused."""
+    suffix = (options.get("heads_suffix") if hasattr(options, "get") else getattr(options, "heads_suffix", None))
+    if suffix not in (None, "heads"):
+        raise ValueError(f"{path}: trained with --heads-suffix {suffix} (random trees or another tree source), "
+                         f"but {tool} parses raw text with the data's parser, so the model would get other trees "
+                         f"than it was trained on; score it on its prepared data instead (the evaluation CLIs "
+                         f"read the {suffix} files)")
+
+
+def load_model_for(path: str, data: str, tasks: tuple, tool: str, raw_text: bool = False):
+    """``load_model_ensemble_and_task`` for one checkpoint, after its task is checked (a checkpoint of another
+    task is named as such before any data file is opened) and, for a hub that parses raw text, its trees."""
+    from fairseq import checkpoint_utils
+
+    state = checkpoint_utils.load_checkpoint_to_cpu(path, {"data": data})
+    options = expect_task(state, path, tasks, tool)
+    if raw_text:
+        refuse_other_trees(options, path, tool)
+    return checkpoint_utils.load_model_ensemble_and_task([path], arg_overrides={"data": data}, state=state)
+
+
+def cli_errors_without_traceback() -> None:
+    """When a fairseq command line (fairseq-generate, -interactive, -validate, -train) meets a checkpoint this
+    package refuses, print the refusal as one line and exit 1, instead of a traceback whose last line is it.
+    Only uncaught exceptions reach ``sys.excepthook``: Python callers still get the exception."""
+    import os
+    import sys
+
+    previous = sys.excepthook
+    if getattr(previous, "_fairseq_syntax", False):
+        return
+
+    def hook(kind, value, tb):
+        if issubclass(kind, (UnsafeCheckpointError, UnreadableCheckpointError)):
+            print(f"{os.path.basename(sys.argv[0]) or 'python'}: error: {value}", file=sys.stderr)
+            sys.exit(1)
+        previous(kind, value, tb)
+
+    hook._fairseq_syntax = True
+    sys.excepthook = hook
+
+
 def _walk(node, where: str, seen: set):
     if id(node) in seen:
         return
@@ -116,13 +199,31 @@ def install_load_check() -> None:
         return
 
     def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
-        state = original(path, arg_overrides, load_on_all_ranks)
+        import os
+        import pickle
+
+        if os.path.isfile(path) and os.path.getsize(path) == 0:
+            raise UnreadableCheckpointError(f"{path}: an empty file, not a checkpoint (a training stopped while "
+                                            "writing it?); train it again or copy it whole")
+        try:
+            state = original(path, arg_overrides, load_on_all_ranks)
+        except (pickle.UnpicklingError, EOFError, RuntimeError, zipfile_error(), UnicodeDecodeError,
+                ValueError, KeyError, AttributeError) as err:
+            if isinstance(err, UnsafeCheckpointError):
+                raise
+            raise _unreadable(path, err) from None
         check_config(state, path)
         return state
 
     load_checkpoint_to_cpu._fairseq_syntax_checked = True
     load_checkpoint_to_cpu.__wrapped__ = original
     checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
+
+
+def zipfile_error():
+    import zipfile
+
+    return zipfile.BadZipFile
 
 
 def _safe_globals() -> list:
@@ -149,3 +250,4 @@ def allow_fairseq_checkpoints() -> None:
 
 allow_fairseq_checkpoints()
 install_load_check()
+cli_errors_without_traceback()

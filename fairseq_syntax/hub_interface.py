@@ -36,6 +36,9 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "checkpoint_
     x = hub_utils.from_pretrained(model_name_or_path, checkpoint_file=checkpoint_file.replace(";", os.pathsep),
                                   data_name_or_path=data_name_or_path, archive_map=archive_map or {},
                                   parser=parser, **kwargs)
+    from .checkpoint_compat import refuse_other_trees
+
+    refuse_other_trees(x["args"].task, os.path.join(model_name_or_path, checkpoint_file), "the translation hub")
     return SyntaxGuidedHubInterface(x["args"], x["task"], x["models"])
 
 

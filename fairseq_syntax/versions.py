@@ -24,6 +24,7 @@ def check_torch() -> None:
 
 
 def check_fairseq() -> None:
+    check_torch()  # fairseq imports torch first: an old torch is named before fairseq trips over it
     import fairseq
 
     require("fairseq", getattr(fairseq, "__version__", "0"), FAIRSEQ_MIN)

@@ -50,3 +50,15 @@ def format_seed_test(t: dict | None, diff_format: str = "+.2f") -> str:
     if t is None:
         return "–"
     return f"{t['diff']:{diff_format}}" + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
+
+
+def keyed(rows, key, where: str) -> dict:
+    """``{key(row): row}`` for a paired test between systems; a key seen twice is an error naming ``where``
+    and the key, never a row silently dropped from the pairing."""
+    out = {}
+    for n, row in enumerate(rows, 1):
+        k = key(row)
+        if k in out:
+            raise ValueError(f"{where}: line {n}: the key {k!r} occurs twice; a paired test needs unique items")
+        out[k] = row
+    return out

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from fairseq_syntax.atomic import atomic_path
 from readme_block import replace_block
-from seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
+from seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
 ORDER = ["baseline", "sgnet", "sgnet_alone", "sgnet_nomask", "sgnet_random_trees", "sgnet_2layers",
          "sgnet_2layers_nomask", "sla"]
@@ -50,7 +50,7 @@ def load_runs(results: Path, tag: str) -> dict:
         r = json.loads(path.read_text())
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
         with gzip.open(pred, "rt", encoding="utf-8") as fh:
-            r["predictions"] = {(x["id"], x["question"]): x for x in map(json.loads, fh)}
+            r["predictions"] = keyed(map(json.loads, fh), lambda x: (x["id"], x["question"]), str(pred))
         runs.setdefault(m.group(1), {})[int(m.group(2))] = r
     return runs
 

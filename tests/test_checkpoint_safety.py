@@ -57,11 +57,8 @@ TRAIN = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch"
 
 
 @pytest.fixture(scope="module")
-def trained(prepared, user_dir, tmp_path_factory):
-    save = tmp_path_factory.mktemp("ckpt_safety")
-    run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN, "--max-update", "2",
-         "--save-dir", str(save)], cwd=str(save))
-    return save / "checkpoint_best.pt"
+def trained(translation_checkpoint):
+    return translation_checkpoint
 
 
 def craft(trained, folder, field, marker):
@@ -121,6 +118,7 @@ def test_no_loading_path_runs_code_from_a_crafted_configuration(loader, field, p
                input="A man rides a horse .\n")
     assert proc.returncode != 0, proc.stdout[-2000:]
     assert not marker.exists()
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]  # the refusal alone, as one line
     assert "refused to load" in proc.stderr and str(path) in proc.stderr and f"model.{field}" in proc.stderr, \
         proc.stderr[-3000:]
 
@@ -137,3 +135,27 @@ def test_from_pretrained_runs_no_code(field, prepared, trained, tmp_path):
     with pytest.raises(UnsafeCheckpointError, match=field):
         TransformerSGNetModel.from_pretrained(str(path.parent), data_name_or_path=str(prepared / "bin"))
     assert not marker.exists()
+
+
+@pytest.mark.slow
+def test_an_unreadable_checkpoint_is_one_line_naming_it(prepared, trained, user_dir, tmp_path):
+    """Empty, truncated and random-byte checkpoints: the path and what to do, with neither a traceback nor torch's
+    advice to retry with weights_only=False (which would unpickle whatever the file holds)."""
+    import numpy as np
+
+    from fairseq_syntax.checkpoint_compat import UnreadableCheckpointError
+    from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
+
+    good = trained.read_bytes()
+    cases = {"empty": b"", "truncated": good[: len(good) // 2], "random": np.random.default_rng(0).bytes(5000)}
+    for name, body in cases.items():
+        path = tmp_path / name / "checkpoint_best.pt"
+        path.parent.mkdir()
+        path.write_bytes(body)
+        expected = "an empty file, not a checkpoint" if not body else "not a readable checkpoint"
+        proc = run(LOADERS["generate"](str(prepared / "bin"), str(path), user_dir), cwd=str(tmp_path), check=False)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        assert f"fairseq-generate: error: {path}: {expected}" in proc.stderr, proc.stderr[-3000:]
+        assert "weights_only" not in proc.stderr
+        with pytest.raises(UnreadableCheckpointError, match=f"{path}: {expected}"):
+            TransformerSGNetModel.from_pretrained(str(path.parent), data_name_or_path=str(prepared / "bin"))

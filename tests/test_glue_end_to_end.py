@@ -11,18 +11,17 @@ import fairseq_syntax
 from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.syntax import check_subword_heads
 
-from .conftest import ROOT, SHARED_DATA, run
+from .conftest import ROOT, SHARED_DATA, once_per_run, run
 
 fairseq_syntax.register()
 
 
 @pytest.fixture(scope="module")
 def cola(tmp_path_factory, minilm_converted):
-    out = tmp_path_factory.mktemp("cola")
-    run(["bash", str(ROOT / "data-prep/glue.sh"), "--task", "CoLA", "--glue-dir", str(SHARED_DATA / "glue"),
+    return once_per_run(tmp_path_factory, "cola", lambda out: run(
+        ["bash", str(ROOT / "data-prep/glue.sh"), "--task", "CoLA", "--glue-dir", str(SHARED_DATA / "glue"),
          "--out", str(out), "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1",
-         "--max-train", "160", "--max-eval", "48"])
-    return out
+         "--max-train", "160", "--max-eval", "48"]))
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ from fairseq_syntax.reader.model import BidafSAModel, base_architecture, sa_both
 from fairseq_syntax.reader.layers import BiGRU, ExponentialMovingAverage
 from fairseq_syntax.reader.annotate import read_instances
 
-from .conftest import ROOT, SHARED_DATA, run
+from .conftest import ROOT, SHARED_DATA, once_per_run, run
 
 fairseq_syntax.register()
 
@@ -108,9 +108,7 @@ def prep_command(out):
 
 @pytest.fixture(scope="module")
 def lambada(tmp_path_factory):
-    out = tmp_path_factory.mktemp("lambada")
-    run(prep_command(out), timeout=1800)
-    return out
+    return once_per_run(tmp_path_factory, "lambada", lambda out: run(prep_command(out), timeout=1800))
 
 
 @pytest.fixture(scope="module")

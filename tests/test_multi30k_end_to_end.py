@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from .conftest import BIN, ROOT, run
+from .conftest import BIN, ROOT, once_per_run, run
 
 pytestmark = pytest.mark.slow  # end-to-end: real data-prep and training
 
@@ -22,13 +22,16 @@ TRAIN = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch"
          "--no-epoch-checkpoints"]
 
 
-@pytest.fixture(scope="module")
-def trained(prepared, user_dir, tmp_path_factory):
-    save = tmp_path_factory.mktemp("ckpt")
+def _train_six(prepared, user_dir, save):
     out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN,
                "--max-update", "6", "--save-dir", str(save)], cwd=str(save))
     assert "num_updates 6" in out.stderr + out.stdout
-    return save
+
+
+@pytest.fixture(scope="module")
+def trained(prepared, user_dir, tmp_path_factory):
+    """6 updates of SG-Net, trained once for the run; tests that train on from it copy it first."""
+    return once_per_run(tmp_path_factory, "m30k-sgnet-6", lambda save: _train_six(prepared, user_dir, save))
 
 
 def test_prepared_directory_has_heads_beside_the_binarized_text(prepared):
@@ -59,7 +62,8 @@ def test_data_prep_rerun_skips_finished_stages(prepared, multi30k_dir):
         assert f"skip {stage} (done)" in out.stderr
 
 
-def test_train_resume_generate_validate(prepared, user_dir, trained):
+def test_train_resume_generate_validate(prepared, user_dir, trained, tmp_path):
+    trained = shutil.copytree(trained, tmp_path / "ck")  # resumed here, not in the shared checkpoint folder
     out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN,
                "--max-update", "10", "--save-dir", str(trained)], cwd=str(trained))
     log = out.stderr + out.stdout

@@ -6,9 +6,11 @@ found through --mirror as the upstream sgm files.
 """
 import shutil
 
+from types import SimpleNamespace
+
 import pytest
 
-from .conftest import BIN, ROOT, SHARED_DATA, run
+from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run
 
 pytestmark = pytest.mark.slow  # end-to-end: real data-prep and training
 
@@ -23,9 +25,9 @@ def wmt14_args(multi30k_dir, out, *extra):
 
 @pytest.fixture(scope="module")
 def wmt14(tmp_path_factory, multi30k_dir):
-    out = tmp_path_factory.mktemp("wmt14") / "out"
-    proc = run(wmt14_args(multi30k_dir, out, "--workers", "2"))
-    return out, proc
+    folder = once_per_run(tmp_path_factory, "wmt14", lambda d: (d / "prep.stderr").write_text(
+        run(wmt14_args(multi30k_dir, d / "out", "--workers", "2")).stderr))
+    return folder / "out", SimpleNamespace(stderr=(folder / "prep.stderr").read_text())
 
 
 def test_pipeline_builds_a_directory_fairseq_train_accepts(wmt14, tmp_path):

@@ -16,11 +16,7 @@ import shutil
 import sys
 from types import SimpleNamespace
 
-import torch
-
 from ..atomic import atomic_path
-from ..pretrained.bert import MASK_SYMBOL, fairseq_arch_args, fairseq_symbols, load_bert, minilm_model_dir
-from ..pretrained.bert import to_fairseq_encoder_state
 from .guards import check_outputs, files_under
 
 
@@ -30,6 +26,8 @@ def build_fairseq_model(bert, arch: str):
     from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
     import fairseq_syntax
+
+    from ..pretrained.bert import MASK_SYMBOL, fairseq_arch_args, fairseq_symbols
 
     fairseq_syntax.register()
     dictionary = Dictionary()
@@ -44,6 +42,10 @@ def build_fairseq_model(bert, arch: str):
 
 
 def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") -> tuple[str, dict]:
+    import torch  # here, not at the top: --help and argument errors answer at once
+
+    from ..pretrained.bert import MASK_SYMBOL, fairseq_arch_args, load_bert, to_fairseq_encoder_state
+
     bert = load_bert(model_dir)
     with torch.random.fork_rng():  # the parts BERT lacks (the LM head) start the same each time: same bytes out
         torch.manual_seed(0)
@@ -87,6 +89,8 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", default="roberta_baseline_small",
                     help="fairseq architecture to build for the check (default roberta_baseline_small)")
     args = ap.parse_args(argv)
+    from ..pretrained.bert import minilm_model_dir
+
     model_dir = args.model_dir or minilm_model_dir()
     outputs = [os.path.join(args.out, f) for f in ("model.pt", "dict.txt", "vocab.txt", "bert_config.json")]
     try:

@@ -5,12 +5,10 @@ import os
 from contextlib import ExitStack
 
 import numpy as np
-from fairseq.data import indexed_dataset
 
 from ..atomic import atomic_path
 from ..syntax.alignment import check_subword_heads
 from ..text_io import text_lines
-from .packed import open_indexed
 
 HEADS_SUFFIX = "heads"
 
@@ -25,6 +23,10 @@ def text_prefix(data_dir: str, split: str, src: str, tgt: str) -> str:
 
 
 def load_heads(prefix: str):
+    from fairseq.data import indexed_dataset
+
+    from .packed import open_indexed
+
     if not indexed_dataset.MMapIndexedDataset.exists(prefix):
         raise FileNotFoundError(
             f"{prefix}.bin/.idx: missing syntax side file; write it with fairseq-syntax-binarize-heads "
@@ -68,6 +70,8 @@ class IndexedWriter:
     Used as a context manager, a block that fails removes the temporary files instead."""
 
     def __init__(self, path_prefix: str, dtype=np.int32):
+        from fairseq.data import indexed_dataset
+
         self.prefix = path_prefix
         self._files = ExitStack()
         self._bin = self._files.enter_context(atomic_path(indexed_dataset.data_file_path(path_prefix)))
@@ -111,6 +115,8 @@ def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_tre
     ``random_trees`` (a seed) replaces every sentence's tree by a random one over the same words: the
     control run of SG-Net (see :mod:`fairseq_syntax.syntax.random_trees`).
     """
+    from fairseq.data import indexed_dataset  # here: the CLI's --help needs no fairseq
+
     rng = None
     if random_trees is not None:
         from ..syntax.random_trees import randomize_subword_heads

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 from ..atomic import atomic_path
 from ..cli.guards import check_outputs, files_under
@@ -43,14 +44,14 @@ def summarize(rows) -> dict:
 def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 16, cpu: bool = False,
              fp16: bool = False) -> list[dict]:
     import torch
-    from fairseq import checkpoint_utils, utils
+    from fairseq import utils
 
     import fairseq_syntax
 
+    from ..checkpoint_compat import load_model_for
+
     fairseq_syntax.register()
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([checkpoint], arg_overrides={"data": data})
-    if task.__class__.__name__ != "SyntaxSentenceRankingTask":
-        raise ValueError(f"{checkpoint}: trained with --task {cfg.task._name}, not syntax_sentence_ranking")
+    models, cfg, task = load_model_for(checkpoint, data, ("syntax_sentence_ranking",), "fairseq-syntax-race-eval")
     model = models[0].eval()
     use_cuda = torch.cuda.is_available() and not cpu
     if fp16:
@@ -65,6 +66,8 @@ def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 16, cpu: 
     if not os.path.exists(os.path.join(data, "label", f"{split}.label")):
         raise FileNotFoundError(f"{os.path.join(data, 'label', split)}.label: no labels to score against")
     dataset = task.load_dataset(split)
+    # fairseq's iterator always asks for pinned memory, which torch warns is pointless without a GPU
+    warnings.filterwarnings("ignore", message=".*pin_memory.*", category=UserWarning)
     itr = task.get_batch_iterator(dataset, max_sentences=batch_size, max_positions=task.max_positions(),
                                   ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
     head = getattr(cfg.model, "ranking_head_name", "sentence_classification_head")
@@ -102,6 +105,13 @@ def main(argv=None) -> int:
         return 1
     try:
         check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
+        if not os.path.isdir(a.data):
+            raise FileNotFoundError(f"{a.data}: no such data folder (the bin/ of data-prep/race.sh)")
+        have = sorted(f[:-len(".label")] for f in os.listdir(os.path.join(a.data, "label"))
+                      if f.endswith(".label")) if os.path.isdir(os.path.join(a.data, "label")) else []
+        if a.split not in have:
+            raise FileNotFoundError(f"{a.data}: no split {a.split!r} (no label/{a.split}.label); the splits there: "
+                                    f"{', '.join(have) or 'none (is it the bin/ of data-prep/race.sh?)'}")
         rows = evaluate(a.path, a.data, a.split, a.batch_size, a.cpu, a.fp16)
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         print(f"fairseq-syntax-race-eval: error: {e}", file=sys.stderr)

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -87,15 +88,29 @@ def _member_key(name: str):
 
 def read_race(source: str, splits=("train", "dev", "test"), levels=LEVELS) -> Iterator[Passage]:
     """The passages of ``source`` (``RACE.tar.gz``, the ``RACE/`` folder or its parent), in the order
-    (split, level, file number). The tar file is read in place: nothing is extracted to disk."""
+    (split, level, file number). The tar file is read in place: nothing is extracted to disk. Symlinked folders
+    and files are followed, as data-prep's fingerprint follows them; anything but a regular file is refused
+    before it is read (a FIFO would hang the reader). A passage id seen twice is an error naming both files:
+    evaluation pairs systems on (id, question)."""
+    seen: dict[str, str] = {}
+    for p in _read_race(source, splits, levels):
+        if p.id in seen:
+            raise ValueError(f"{p.source}: passage id {p.id!r} is also the id of {seen[p.id]}; ids must be unique")
+        seen[p.id] = p.source
+        yield p
+
+
+def _read_race(source: str, splits, levels) -> Iterator[Passage]:
     found = []
     if os.path.isdir(source):
         root = os.path.join(source, "RACE") if os.path.isdir(os.path.join(source, "RACE")) else source
-        for dirpath, _, files in os.walk(root):
+        for dirpath, _, files in os.walk(root, followlinks=True):
             for f in files:
                 path = os.path.join(dirpath, f)
                 key = _member_key(os.path.relpath(path, os.path.dirname(root)))
                 if key and key[0] in splits and key[1] in levels:
+                    if not os.path.isfile(path):
+                        raise ValueError(f"{path}: not a regular file (a FIFO, socket, device or broken link)")
                     found.append((key, path))
         found.sort(key=lambda x: (x[0][0], x[0][1], str(x[0][2]).zfill(12)))
         for (split, level, _), path in found:
@@ -110,14 +125,29 @@ def read_race(source: str, splits=("train", "dev", "test"), levels=LEVELS) -> It
         raise ValueError(f"{source}: not a readable tar archive ({e})") from None
     with tar:
         members = []
-        for m in tar:
-            key = _member_key(m.name) if m.isfile() else None
-            if key and key[0] in splits and key[1] in levels:
-                members.append((key, m))
+        try:
+            for m in tar:
+                key = _member_key(m.name) if m.isfile() else None
+                if key and key[0] in splits and key[1] in levels:
+                    members.append((key, m))
+            _check_tar_end(tar, source)
+        except (EOFError, tarfile.TarError, zlib.error, OSError) as e:
+            raise ValueError(f"{source}: the archive is truncated or damaged ({e or type(e).__name__}); "
+                             "download it again") from None
         members.sort(key=lambda x: (x[0][0], x[0][1], str(x[0][2]).zfill(12)))
         for (split, level, _), m in members:
             where = f"{source}:{m.name}"
             yield _parse(_decode(tar.extractfile(m).read(), where), where, split, level)
+
+
+def _check_tar_end(tar: tarfile.TarFile, source: str) -> None:
+    """A tar archive ends in two zero blocks after its last member. ``tarfile`` stops quietly at the end of
+    the data, so an archive cut at a member boundary would read as a smaller, valid one: here it is an error."""
+    tar.fileobj.seek(tar.offset)
+    end = tar.fileobj.read(2 * tarfile.BLOCKSIZE)
+    if len(end) < 2 * tarfile.BLOCKSIZE or end.count(0) != len(end):
+        raise ValueError(f"{source}: the archive is truncated (it ends after {tar.offset} bytes of members "
+                         "without tar's end-of-archive blocks); download it again")
 
 
 def _decode(raw: bytes, where: str) -> str:

@@ -39,18 +39,15 @@ class RaceReader:
     def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_last.pt",
                         data_name_or_path: str = ".", parser: str = "auto") -> "RaceReader":
         """The recipe trains without validation (dev never chooses), so the last checkpoint is the model."""
-        from fairseq import checkpoint_utils
-
         import fairseq_syntax
 
+        from ..checkpoint_compat import load_model_for
         from ..hub_interface import _check_paths
 
         model_dir, checkpoint_file, data = _check_paths(model_name_or_path, checkpoint_file, data_name_or_path)
         fairseq_syntax.register()
-        models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-            [os.path.join(model_dir, checkpoint_file)], arg_overrides={"data": data})
-        if task.__class__.__name__ != "SyntaxSentenceRankingTask":
-            raise ValueError(f"{checkpoint_file}: trained with --task {cfg.task._name}, not syntax_sentence_ranking")
+        models, cfg, task = load_model_for(os.path.join(model_dir, checkpoint_file), data,
+                                           ("syntax_sentence_ranking",), "RaceReader", raw_text=True)
         return cls(models[0], task, cfg, data, parser)
 
     def _encode(self, sentences: list[list[str]], what: str):
@@ -69,12 +66,15 @@ class RaceReader:
         if not isinstance(options, (list, tuple)) or len(options) != args.num_classes:
             raise ValueError(f"the model ranks {args.num_classes} options, got "
                              f"{len(options) if isinstance(options, (list, tuple)) else type(options).__name__}")
+        for k, option in enumerate(options):  # checked as the question is: str(None) is no option
+            if not isinstance(option, str):
+                raise TypeError(f"option {ANSWERS[k] if k < 4 else k}: expected a str, got {type(option).__name__}")
         words = basic_words(article)
         ctx_ids, ctx_codes = join_sentences(self._encode(split_sentences(words, MAX_SENTENCE_WORDS), "the article"))
         eos = self.task.source_dictionary.eos()
         choices = []
         for k, option in enumerate(options):
-            w = basic_words(question_with_option(question, str(option)))
+            w = basic_words(question_with_option(question, option))
             if not w:
                 raise ValueError(f"option {ANSWERS[k] if k < 4 else k}: the question with it has no words")
             choices.append(self._encode([w], f"option {k}")[0])

@@ -49,6 +49,12 @@ def extract(source: str, out: str, levels=LEVELS, max_train: int = 0, max_eval: 
         have = ", ".join(sorted(by_split)) or "nothing"
         raise ValueError(f"{source}: no RACE/train and RACE/dev files for levels {'/'.join(levels)} "
                          f"(found: {have})")
+    for split in ("train", "dev"):  # every level asked for is there: valid-middle and valid-high are promised
+        missing = [lv for lv in levels if not any(p.level == lv for p in by_split[split])]
+        if missing:
+            raise ValueError(f"{source}: no RACE/{split}/{missing[0]} passages, but --levels asks for "
+                             f"{'/'.join(levels)}; give the whole release or --levels "
+                             f"{next(lv for lv in levels if lv not in missing)}")
     plan = [("train", by_split["train"], max_train), ("valid", by_split["dev"], max_eval)]
     tests = by_split.get("test", [])
     for name, level in (("test", "middle"), ("test1", "high")):  # fairseq's RACE recipe: test = M, test1 = H

@@ -11,13 +11,12 @@ import json
 import os
 import sys
 
-import torch
-
 from ..atomic import atomic_path
 from ..cli.guards import check_outputs, files_under
 
 
 def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64, predictions: str | None = None) -> dict:
+    import torch  # here, not at the top: --help and argument errors answer at once
     from fairseq import checkpoint_utils
 
     import fairseq_syntax

@@ -6,9 +6,11 @@ sentences (several roots); their trees stay separate.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import torch
+if TYPE_CHECKING:
+    import torch
+# torch is imported inside the tensor functions: validate_heads serves data-prep CLIs that should start at once.
 
 
 def validate_heads(heads: Sequence[int], where: str = "sentence") -> list[int]:
@@ -64,6 +66,8 @@ def ancestor_matrix(parent: torch.Tensor) -> torch.Tensor:
     gathers of [B, T, T], no loop over tokens, and no host sync, so it runs on
     the model's device. Head chains are followed, so non-projective trees are right.
     """
+    import torch
+
     if parent.dim() != 2:
         raise ValueError(f"parent must be [B, T], got shape {tuple(parent.shape)}")
     bsz, tlen = parent.shape
@@ -78,6 +82,8 @@ def ancestor_matrix(parent: torch.Tensor) -> torch.Tensor:
 
 
 def _parent_from_heads(heads: Sequence[int]) -> torch.Tensor:
+    import torch
+
     h = torch.as_tensor(heads, dtype=torch.long)
     pos = torch.arange(len(h))
     return torch.where(h > 0, h - 1, pos)
@@ -99,6 +105,8 @@ def distances_from_ancestors(anc: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     ancestors-or-self is depth(lca) + 1, so one batched matrix product finds every LCA.
     ``connected`` is False for pairs in different trees, whose distance is meaningless.
     """
+    import torch
+
     a = anc.to(torch.float32)
     common = a @ a.transpose(-1, -2)
     depth = a.sum(-1) - 1
@@ -112,6 +120,8 @@ def tree_distance(heads: Sequence[int], where: str = "sentence") -> torch.Tensor
     Tokens in different trees (a line with several roots) get distance n, larger
     than any distance inside a tree.
     """
+    import torch
+
     heads = validate_heads(heads, where)
     n = len(heads)
     dist, connected = distances_from_ancestors(ancestor_matrix(_parent_from_heads(heads).unsqueeze(0)))

@@ -43,6 +43,17 @@ class SyntaxSentenceRankingTask(SentenceRankingTask):
         if args.criterion != "sentence_ranking":  # (fairseq's own setup asserts it, and builds its own class)
             raise ValueError(f"--task syntax_sentence_ranking trains with --criterion sentence_ranking, not "
                              f"{args.criterion}")
+        if not os.path.isdir(args.data):
+            raise FileNotFoundError(f"{args.data}: no such data folder (the bin/ of data-prep/race.sh)")
+        if not os.path.isfile(os.path.join(args.data, "input0", "dict.txt")):
+            raise FileNotFoundError(f"{args.data}: not a RACE data folder (no input0/dict.txt); give the bin/ "
+                                    "folder of data-prep/race.sh")
+        missing = [k for k in range(1, args.num_classes + 1) if not os.path.isdir(os.path.join(args.data, f"input{k}"))]
+        if missing:
+            have = sum(os.path.isdir(os.path.join(args.data, f"input{k}")) for k in range(1, 100))
+            raise ValueError(f"--num-classes {args.num_classes}: {args.data} has {have} option inputs "
+                             f"(input1..input{have}), no input{missing[0]}/; RACE has 4 options a question: "
+                             f"give --num-classes {have}")
         dictionary = cls.load_dictionary(args, os.path.join(args.data, "input0", "dict.txt"), source=True)
         logger.info("[input] dictionary: %d types", len(dictionary))
         return cls(args, dictionary)
