@@ -159,3 +159,18 @@ def test_an_unreadable_checkpoint_is_one_line_naming_it(prepared, trained, user_
         assert "weights_only" not in proc.stderr
         with pytest.raises(UnreadableCheckpointError, match=f"{path}: {expected}"):
             TransformerSGNetModel.from_pretrained(str(path.parent), data_name_or_path=str(prepared / "bin"))
+
+
+@pytest.mark.slow
+def test_the_translation_hub_refuses_a_model_trained_on_random_trees(prepared, trained, tmp_path):
+    """The hub parses raw text for real; a model trained with --heads-suffix randheads never saw such trees."""
+    from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
+
+    state = torch.load(trained, weights_only=False)
+    state["cfg"]["task"]["heads_suffix"] = "randheads"
+    folder = tmp_path / "random-trees"
+    folder.mkdir()
+    torch.save(state, folder / "checkpoint_best.pt")
+    with pytest.raises(ValueError, match=r"trained with --heads-suffix randheads .* the translation hub parses raw "
+                                         r"text"):
+        TransformerSGNetModel.from_pretrained(str(folder), data_name_or_path=str(prepared / "bin"))

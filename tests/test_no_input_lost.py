@@ -252,22 +252,24 @@ def test_empty_corpora_are_errors_and_nothing_is_marked_done(tmp_path):
 def test_a_rerun_with_other_options_or_inputs_redoes_what_they_shaped(tmp_path):
     local = tmp_path / "local"
     shutil.copytree(SHARED_DATA / "multi30k", local)
+    link = tmp_path / "local-link"  # --local-dir given as a symlink: its target's files are fingerprinted
+    link.symlink_to(local, target_is_directory=True)
     out = tmp_path / "o'quote"  # a path with an apostrophe is data, never shell code
-    multi30k(out, "--max-train", "30", "--bpe-merges", "200", local=local)
-    again = multi30k(out, "--max-train", "30", "--bpe-merges", "200", local=local)
+    multi30k(out, "--max-train", "30", "--bpe-merges", "200", local=link)
+    again = multi30k(out, "--max-train", "30", "--bpe-merges", "200", local=link)
     assert again.stderr.count("(done)") == 6
-    other = multi30k(out, "--max-train", "40", "--bpe-merges", "200", local=local)
+    other = multi30k(out, "--max-train", "40", "--bpe-merges", "200", local=link)
     assert "redo fetch: its options changed (were 'max_train=30" in other.stderr
     assert "ready:" in other.stderr and "(train 40 pairs" in other.stderr
     assert (out / "bpe" / "train.en").read_text().count("\n") == 40
-    merges = multi30k(out, "--max-train", "40", "--bpe-merges", "150", local=local)
+    merges = multi30k(out, "--max-train", "40", "--bpe-merges", "150", local=link)
     assert "skip parse (done)" in merges.stderr and "redo bpe: its options changed" in merges.stderr
     assert "redo binarize: a stage before it was redone" in merges.stderr
     with gzip.open(local / "train.en.gz", "rt") as fh:  # the same options on changed text
         en = fh.readlines()
     with gzip.open(local / "train.en.gz", "wt") as fh:
         fh.writelines(en[1:] + en[:1])
-    changed = multi30k(out, "--max-train", "40", "--bpe-merges", "150", local=local)
+    changed = multi30k(out, "--max-train", "40", "--bpe-merges", "150", local=link)
     assert "redo fetch: its inputs changed" in changed.stderr and "redo parse" in changed.stderr
     assert (out / "raw" / "train.en").read_text().splitlines()[0] == en[1].rstrip("\n")
 

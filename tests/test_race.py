@@ -241,7 +241,7 @@ def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted
 
     # the evaluation's edges: one line each, naming what to do
     for args, message in (([out / "bin", "--split", "nosuch"], "no split 'nosuch' (no label/nosuch.label); the "
-                                                              "splits there: test, test1, train"),
+                                                              "splits there: train, train-high"),
                           ([tmp_path / "absent"], f"{tmp_path / 'absent'}: no such data folder")):
         proc = run([BIN / "fairseq-syntax-race-eval", *args, "--path", save / "checkpoint_last.pt", "--cpu"],
                    check=False)
@@ -254,7 +254,8 @@ def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted
 
 
 @pytest.mark.slow
-def test_race_tools_name_a_checkpoint_of_another_task_before_opening_data(race_slice, translation_checkpoint):
+def test_race_tools_name_a_checkpoint_of_another_task_before_opening_data(race_slice, translation_checkpoint,
+                                                                           tmp_path):
     from fairseq_syntax.race.hub import RaceReader
 
     out, _ = race_slice
@@ -264,6 +265,13 @@ def test_race_tools_name_a_checkpoint_of_another_task_before_opening_data(race_s
             "takes one trained with --task syntax_sentence_ranking") in proc.stderr, proc.stderr
     with pytest.raises(ValueError, match="a checkpoint of --task syntax_guided_translation; RaceReader takes"):
         RaceReader.from_pretrained(str(translation_checkpoint), data_name_or_path=str(out / "bin"))
+    good = translation_checkpoint.read_bytes()
+    for name, body in (("empty.pt", b""), ("truncated.pt", good[: len(good) // 3])):
+        bad = tmp_path / name
+        bad.write_bytes(body)
+        proc = run([BIN / "fairseq-syntax-race-eval", out / "bin", "--path", bad, "--cpu"], check=False)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr and "weights_only" not in proc.stderr
+        assert f"fairseq-syntax-race-eval: error: {bad}: " in proc.stderr and "checkpoint" in proc.stderr, proc.stderr
 
 
 @pytest.mark.slow
@@ -332,3 +340,10 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
     assert "| SG-Net, dual aggregation α = 0.5 | 1 | 50.00 | – | – | 4/2, p = 0.688 | – | – |" in table
     assert "| 20.00 | – | – | 0/4, p = 0.125 | – | 0/6, p = 0.031 |" in table
     assert "not every run is told apart from chance at p < 0.01" in table  # 4 of 20 is below chance
+    # a question twice in one run's predictions: the pairing stops, naming the file and the line, instead of
+    # silently pairing one of the two
+    pred = tmp_path / "sgnet_seed1.pred.jsonl.gz"
+    rows = gzip.decompress(pred.read_bytes()).decode().splitlines()
+    pred.write_bytes(gzip.compress(("\n".join(rows + rows[3:4]) + "\n").encode()))
+    with pytest.raises(ValueError, match=rf"{pred}: line 21: the key \('middle3.txt', 0\) occurs twice"):
+        summarize(["--results", str(tmp_path)])

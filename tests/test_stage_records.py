@@ -85,10 +85,12 @@ def test_records_hold_their_outputs_and_inputs_are_read_through_symlinks(tmp_pat
     back = race_sh(link, out, minilm_converted, "--random-trees", "1")
     assert "redo random-trees" in back.stderr and (out / "bin/input4/valid.randheads.bin").exists()
 
-    # an output changed in place is seen too
-    (out / "raw/train.label").write_text("0\n")
+    # an output changed in place is seen too (the last stage's, so that only it is redone)
+    codes = out / "bin/input0/train.randheads.bin"
+    codes.write_bytes(bytes(len(codes.read_bytes())))
     changed = race_sh(link, out, minilm_converted, "--random-trees", "1")
-    assert f"redo extract: {out}/raw/train.label changed since it was written" in changed.stderr
+    assert f"redo random-trees: {codes} changed since it was written" in changed.stderr
+    assert "skip binarize (done)" in changed.stderr and any(codes.read_bytes())
 
 
 @pytest.mark.slow
