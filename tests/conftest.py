@@ -44,6 +44,21 @@ def once_per_run(tmp_path_factory, name, build):
 
 
 @pytest.fixture(scope="session")
+def coref_env(tmp_path_factory):
+    """The neuralcoref side environment that data-prep/lambada.sh installs on first use, in work/coref-env of this
+    checkout, set up once (under a lock) for the LAMBADA tests and the README sequence alike."""
+    from fairseq_syntax.reader.coref import env_ready, setup_neuralcoref_env
+
+    env = ROOT / "work" / "coref-env"
+    env.parent.mkdir(exist_ok=True)
+    with open(ROOT / "work" / "coref-env.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not env_ready(str(env)):
+            setup_neuralcoref_env(str(env))
+    return env
+
+
+@pytest.fixture(scope="session")
 def multi30k_dir():
     d = SHARED_DATA / "multi30k"
     if not (d / "train.en.gz").exists():
@@ -94,9 +109,11 @@ def minilm_converted(tmp_path_factory):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: end-to-end runs (real data-prep, training); deselect with -m 'not slow'")
+    config.addinivalue_line("markers", "long: an end-to-end test of minutes, started first (a scheduling hint)")
 
 
 def pytest_collection_modifyitems(config, items):
-    """End-to-end tests first: with ``--dist worksteal`` the long ones start at once on one worker while the
-    other takes the rest and steals what is left, instead of a long test starting last and running alone."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The tests marked ``long`` (minutes each), then the other end-to-end tests, then the rest: with ``--dist
+    worksteal`` the first worker starts the long ones at once while the other takes the short tests and steals
+    what is left, instead of a long test starting last and running alone."""
+    items.sort(key=lambda item: (item.get_closest_marker("long") is None, item.get_closest_marker("slow") is None))

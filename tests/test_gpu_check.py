@@ -73,6 +73,7 @@ def test_no_interval_after_the_skip_is_an_error(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_gpu_check_runs_on_the_cpu_and_keeps_its_rows_and_logs(prepared, tmp_path):
     """--cpu: the script's whole path without a GPU, on real Multi30k: every translation family, two rounds of
     the throughput pair in alternating order, the ratio from their logs, and the table written as it goes."""

@@ -107,7 +107,7 @@ def prep_command(out):
 
 
 @pytest.fixture(scope="module")
-def lambada(tmp_path_factory):
+def lambada(tmp_path_factory, coref_env):
     return once_per_run(tmp_path_factory, "lambada", lambda out: run(prep_command(out), timeout=1800))
 
 
@@ -176,6 +176,7 @@ def test_train_a_few_updates_and_evaluate(lambada, train_reader, tmp_path, arch,
 
 
 @pytest.mark.slow
+@pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lambada, tmp_path):
     """reproduce_lambada.sh --converge: every run trains until the rule or the cap stops it, is evaluated, and
     the summary groups the seeds, pairs CorefAll with its unsupervised twin and fills the README block; a second

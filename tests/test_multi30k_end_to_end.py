@@ -307,6 +307,7 @@ def test_every_available_test_set_is_prepared_against_the_training_dictionary(mu
     assert all(np.array_equal(h[0][i], h[1][i]) for i in range(30))
 
 
+@pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, tmp_path):
     """scripts/reproduce_multi30k.sh on the small prepared set: vanilla, SG-Net, the random-tree control and learned
     α train until the stopping rule or the cap says so, are scored on every test set and summarized in one table (with

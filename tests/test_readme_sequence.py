@@ -35,7 +35,8 @@ def test_the_use_section_has_every_studys_commands():
     assert [s for _, b, s, _ in blocks if s] and all("wmt14.sh" in b for _, b, s, _ in blocks if s)
 
 
-def test_the_use_section_runs_in_order_as_written(tmp_path):
+@pytest.mark.long  # minutes: started first (tests/conftest.py)
+def test_the_use_section_runs_in_order_as_written(tmp_path, coref_env):
     ws = tmp_path / "repo"
     ws.mkdir()
     for name in ("data-prep", "scripts"):
@@ -43,10 +44,8 @@ def test_the_use_section_runs_in_order_as_written(tmp_path):
     os.symlink(SHARED_DATA.parent, tmp_path / "shared")  # the README's ../shared/data
     env = {"FAIRSEQ_SYNTAX_QUICK": "1", "FAIRSEQ_SYNTAX_COREF_WHEELS": "",
            "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "HOME": os.environ.get("HOME", str(tmp_path))}
-    coref_env = ROOT / "work" / "coref-env"  # the one the LAMBADA tests install, when it is there
-    if (coref_env / ".ready").exists():
-        (ws / "work").mkdir(exist_ok=True)
-        os.symlink(coref_env, ws / "work" / "coref-env")
+    (ws / "work").mkdir(exist_ok=True)  # the coreference environment, installed once for every test here
+    os.symlink(coref_env, ws / "work" / "coref-env")
     for lang, body, skipped, line in use_blocks():
         if skipped:
             continue
