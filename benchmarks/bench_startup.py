@@ -50,7 +50,8 @@ def run_once(cmd: list[str]) -> tuple[float, bool]:
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
     took = time.perf_counter() - start
-    torch = any(line.rstrip().endswith("| torch") for line in proc.stderr.splitlines())
+    torch = any(line.rsplit("|", 1)[1].strip() == "torch" for line in proc.stderr.splitlines()
+                if line.startswith("import time:") and "|" in line)
     return took, torch
 
 
