@@ -82,19 +82,23 @@ fingerprint() {
   done | sha1sum | cut -d' ' -f1
 }
 
-# out_files: every file under $OUT that a stage may have written (the records and the lock left out), one
-# 'size mtime path' line each, to tell what a stage's command wrote
+# out_files: every file under $OUT that a stage may have written (the records and lock files left out: a lock
+# holds who ran last, not data), one 'size mtime path' line each, to tell what a stage's command wrote
 out_files() {
-  (cd "$OUT" && find . \( -path ./.stamps -o -path ./.lock \) -prune -o -type f -printf '%s %T@ %p\n' | LC_ALL=C sort)
+  (cd "$OUT" && find . \( -path ./.stamps -o -name '*.lock' -o -name .lock \) -prune -o -type f -printf '%s %T@ %p\n' \
+    | LC_ALL=C sort)
 }
 
-# outputs_record BEFORE AFTER PREVIOUS: the 'output: SHA-1  PATH' lines of a stage: the files its command wrote
-# (new or changed between the two out_files listings) and those of its previous record still there (a command
-# that found its work done writes nothing)
+# outputs_record BEFORE AFTER PREVIOUS [FOLDER...]: the 'output: SHA-1  PATH' lines of a stage: the files its
+# command wrote (new or changed between the two out_files listings), those of its previous record still there,
+# and every file under the FOLDERs it declared (--output, relative to $OUT): a command that finds its work done
+# (fairseq-syntax-parse on an unchanged input) writes nothing, yet its outputs are the stage's
 outputs_record() {
   local path
   { LC_ALL=C comm -13 <(printf '%s\n' "$1") <(printf '%s\n' "$2") | cut -d' ' -f3- | sed 's#^\./##'
     sed -n 's/^output: [0-9a-f]*  //p' <<< "$3"
+    shift 3
+    for path in "$@"; do [ ! -d "$OUT/$path" ] || (cd "$OUT" && find "$path" -type f ! -name '*.lock'); done
   } | LC_ALL=C sort -u | while IFS= read -r path; do
     if [ -n "$path" ] && [ -f "$OUT/$path" ]; then
       printf 'output: %s  %s\n' "$(sha1sum < "$OUT/$path" | cut -d' ' -f1)" "$path"
@@ -114,16 +118,18 @@ outputs_changed() {
 }
 
 STAGE_AFTER=start
-# stage NAME [--key 'OPTION=VALUE ...'] [--input PATH]... -- COMMAND...: run COMMAND unless stage NAME is
-# complete for these options and inputs, after the same earlier stages, and every file it wrote is still there
-# unchanged (its record lists each with its SHA-1); a redone stage redoes every later one
+# stage NAME [--key 'OPTION=VALUE ...'] [--input PATH]... [--output FOLDER]... -- COMMAND...: run COMMAND unless
+# stage NAME is complete for these options and inputs, after the same earlier stages, and every file it wrote is
+# still there unchanged (its record lists each with its SHA-1); a redone stage redoes every later one. --output
+# (relative to $OUT) names a folder all of whose files are the stage's, for a command that may find them done
 stage() {
-  local name=$1 key="" inputs=() record want have before after outputs changed previous=""
+  local name=$1 key="" inputs=() declared=() record want have before after outputs changed previous=""
   shift
   while [ $# -gt 0 ] && [ "$1" != -- ]; do
     case $1 in
       --key) key+="${key:+ }$2"; shift 2 ;;
       --input) inputs+=("$2"); shift 2 ;;
+      --output) declared+=("$2"); shift 2 ;;
       *) die "stage $name: unknown argument $1 (a bug in $(basename "$0"))" ;;
     esac
   done
@@ -160,7 +166,7 @@ stage() {
   before=$(out_files)
   "$@"
   after=$(out_files)
-  outputs=$(outputs_record "$before" "$after" "$previous")
+  outputs=$(outputs_record "$before" "$after" "$previous" "${declared[@]}")
   [ -n "$outputs" ] || die "stage $name wrote no file under $OUT (a bug in $(basename "$0"))"
   printf '%s\n%s\n' "$want" "$outputs" > "$record.tmp" && mv -f "$record.tmp" "$record"
   STAGE_AFTER=$(sha1sum < "$record" | cut -d' ' -f1)

@@ -85,7 +85,7 @@ binarize() {
 
 stage extract --key "max_train=$MAX_TRAIN max_eval=$MAX_EVAL" --input "$DIR/train.txt" --input "$DIR/valid.txt" \
   --input "$DIR/test.txt" -- extract
-stage parse --key "parser=$PARSER" -- parse
+stage parse --key "parser=$PARSER" --output parse -- parse
 stage wordpiece --input "$PRETRAINED/vocab.txt" -- wordpiece
 stage binarize --input "$PRETRAINED/dict.txt" -- binarize
 tags=$(cut -d' ' -f1 "$OUT/bin/label/dict.txt" | tr '\n' ' ')

@@ -128,7 +128,7 @@ GLUE_INPUT=$GLUE; [ -z "$GLUE" ] || [ ! -d "$GLUE/$TASK" ] || GLUE_INPUT=$GLUE/$
 stage fetch --key "task=$TASK max_train=$MAX_TRAIN max_eval=$MAX_EVAL source=${GLUE:-download}" \
   --input "$GLUE_INPUT" -- fetch
 stage words -- words
-stage parse --key "parser=$PARSER" -- parse
+stage parse --key "parser=$PARSER" --output parse -- parse
 stage wordpiece --input "$PRETRAINED/vocab.txt" -- wordpiece
 stage binarize --input "$PRETRAINED/dict.txt" -- binarize
 log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.input0") train, $(wc -l < "$OUT/raw/valid.input0") valid;" \

@@ -118,7 +118,7 @@ stage fetch --key "max_train=$MAX_TRAIN max_eval=$MAX_EVAL source=${LOCAL_DIR:+l
 # shellcheck disable=SC2207
 SPLITS=(train valid $(cut -f1 "$INDEX"))
 stage tokenize -- tokenize
-stage parse --key "parser=$PARSER" -- parse_stage "$PARSER"
+stage parse --key "parser=$PARSER" --output parse -- parse_stage "$PARSER"
 stage bpe --key "bpe_merges=$MERGES" -- bpe_stage "$MERGES"
 stage align -- align_stage
 stage binarize -- binarize_stage

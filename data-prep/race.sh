@@ -94,7 +94,7 @@ binarize() {
 }
 
 stage extract --key "levels=$LEVELS max_train=$MAX_TRAIN max_eval=$MAX_EVAL" --input "$RACE" -- extract
-stage parse --key "parser=$PARSER" -- parse
+stage parse --key "parser=$PARSER" --output parse -- parse
 stage binarize --input "$PRETRAINED/vocab.txt" --input "$PRETRAINED/dict.txt" -- binarize
 random_trees() {
   fairseq-syntax-race binarize --raw "$OUT/raw" --parse "$OUT/parse" --pretrained "$PRETRAINED" --out "$OUT/bin" \

@@ -193,7 +193,7 @@ if [ -n "$SHARD" ]; then
   log "shard $SHARD parsed; run once more without --shard to merge and finish"
   exit 0
 fi
-stage parse --key "parser=$PARSER shard_size=$SHARD_SIZE" --input "$CONLLU_DIR" -- \
+stage parse --key "parser=$PARSER shard_size=$SHARD_SIZE" --input "$CONLLU_DIR" --output parse -- \
   parse_stage "$PARSER" --shard-size "$SHARD_SIZE"; until_here parse
 stage bpe --key "bpe_merges=$MERGES" -- bpe_stage "$MERGES"; until_here bpe
 stage align -- align_stage; until_here align

@@ -85,6 +85,14 @@ def test_records_hold_their_outputs_and_inputs_are_read_through_symlinks(tmp_pat
     back = race_sh(link, out, minilm_converted, "--random-trees", "1")
     assert "redo random-trees" in back.stderr and (out / "bin/input4/valid.randheads.bin").exists()
 
+    # a record without outputs (an older version's) is redone; the parser finds its work done and writes
+    # nothing, yet its folder is the stage's, so the record is whole again and nothing after it is redone
+    record = out / ".stamps/parse"
+    record.write_text("".join(x for x in record.read_text().splitlines(True) if not x.startswith("output: ")))
+    older = race_sh(link, out, minilm_converted, "--random-trees", "1")
+    assert "redo parse: its record lists no outputs (written by an older version)" in older.stderr
+    assert "output: " in record.read_text() and "skip binarize (done)" in older.stderr
+
     # an output changed in place is seen too (the last stage's, so that only it is redone)
     codes = out / "bin/input0/train.randheads.bin"
     codes.write_bytes(bytes(len(codes.read_bytes())))
