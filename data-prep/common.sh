@@ -142,15 +142,14 @@ stage() {
     have=$(cat "$record")
     previous=$have
     if [ "$(sed -n 1,3p <<< "$have")" = "$want" ]; then
-      changed=$(outputs_changed "$record")
       if ! grep -q '^output: ' "$record"; then
         log "redo $name: its record lists no outputs (written by an older version)"
-      elif [ -z "$changed" ]; then
+      elif changed=$(outputs_changed "$record") && [ -n "$changed" ]; then
+        log "redo $name: $changed"
+      else
         log "skip $name (done)"
         STAGE_AFTER=$(sha1sum < "$record" | cut -d' ' -f1)
         return 0
-      else
-        log "redo $name: $changed"
       fi
     elif [ "$(sed -n 1p <<< "$have")" != "$(sed -n 1p <<< "$want")" ]; then
       log "redo $name: its options changed (were '$(sed -n 's/^options: //p' <<< "$have")', now '$key')"
@@ -182,18 +181,12 @@ owned_or_absent() {
   [ ! -L "$d" ] && [ -d "$d" ] && { [ -f "$d/$OWNED" ] || [ -d "$OUT/.stamps" ]; } && return 0
   die "$d exists and was not written by data-prep; nothing there is deleted: move it away or give another --out"
 }
+# remove_owned DIR: DIR gone, if data-prep made it; anything else there stops the run (owned_or_absent)
+remove_owned() { owned_or_absent "$1"; rm -rf "$1"; }
 # fresh_dir DIR: an empty folder DIR, marked as data-prep's (an older one of data-prep's is removed first)
-fresh_dir() {
-  owned_or_absent "$1"
-  rm -rf "$1"
-  mkdir -p "$1" && : > "$1/$OWNED"
-}
+fresh_dir() { remove_owned "$1"; mkdir -p "$1" && : > "$1/$OWNED"; }
 # install_dir TMP DEST: TMP (from fresh_dir) takes the place of DEST, which must be data-prep's or absent
-install_dir() {
-  owned_or_absent "$2"
-  rm -rf "$2"
-  mv "$1" "$2"
-}
+install_dir() { remove_owned "$2"; mv "$1" "$2"; }
 
 # atomic OUTFILE COMMAND...: COMMAND writes to stdout; OUTFILE appears only when it succeeds
 atomic() {

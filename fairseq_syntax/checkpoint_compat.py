@@ -17,7 +17,11 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
+import os
+import pickle
+import sys
 import typing
+import zipfile
 
 import torch
 
@@ -131,9 +135,6 @@ def cli_errors_without_traceback() -> None:
     """When a fairseq command line (fairseq-generate, -interactive, -validate, -train) meets a checkpoint this
     package refuses, print the refusal as one line and exit 1, instead of a traceback whose last line is it.
     Only uncaught exceptions reach ``sys.excepthook``: Python callers still get the exception."""
-    import os
-    import sys
-
     previous = sys.excepthook
     if getattr(previous, "_fairseq_syntax", False):
         return
@@ -199,15 +200,12 @@ def install_load_check() -> None:
         return
 
     def load_checkpoint_to_cpu(path, arg_overrides=None, load_on_all_ranks=False):
-        import os
-        import pickle
-
         if os.path.isfile(path) and os.path.getsize(path) == 0:
             raise UnreadableCheckpointError(f"{path}: an empty file, not a checkpoint (a training stopped while "
                                             "writing it?); train it again or copy it whole")
         try:
             state = original(path, arg_overrides, load_on_all_ranks)
-        except (pickle.UnpicklingError, EOFError, RuntimeError, zipfile_error(), UnicodeDecodeError,
+        except (pickle.UnpicklingError, EOFError, RuntimeError, zipfile.BadZipFile, UnicodeDecodeError,
                 ValueError, KeyError, AttributeError) as err:
             if isinstance(err, UnsafeCheckpointError):
                 raise
@@ -218,12 +216,6 @@ def install_load_check() -> None:
     load_checkpoint_to_cpu._fairseq_syntax_checked = True
     load_checkpoint_to_cpu.__wrapped__ = original
     checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
-
-
-def zipfile_error():
-    import zipfile
-
-    return zipfile.BadZipFile
 
 
 def _safe_globals() -> list:
