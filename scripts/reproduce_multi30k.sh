@@ -3,7 +3,7 @@
 # each trained until validation loss stops improving, the best checkpoint scored on every prepared test set.
 #
 #   bash scripts/reproduce_multi30k.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--min-delta D]
-#                                      [--max-update N] [--fp16] [--out DIR] [--readme FILE]
+#                                      [--max-update N] [--max-len-b N] [--fp16] [--out DIR] [--readme FILE]
 #                                      [--no-summary | --summary-only | --status]
 #
 # Systems (same small sizes, recipe and batches; only what the name says differs):
@@ -21,6 +21,10 @@
 # clone) is skipped. A run made with other options (its log's fairseq configuration, or where the stopping rule
 # ends it) stops the script before anything is prepared or trains. --jobs runs that many trainings side by side
 # (default 2), the cores split among them.
+# --max-len-b caps each hypothesis at N tokens (fairseq-generate's option; default 200, fairseq's own). A model of a
+# few updates rarely ends a sentence and decodes the whole 200; the tests give 10. Hypotheses decoded with another cap
+# are never mixed with these: a folder of hypotheses records a cap other than 200 in hyp/max-len-b, and a call
+# asking another stops before anything trains.
 # --fp16 trains in half precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README
 # table unless --readme): the summary records each run's precision and device, and refuses to average across them.
 # Hypotheses, compressed logs and the α of learned-α runs go to results/multi30k/ (or --out); then
@@ -40,6 +44,7 @@ JOBS=2
 PATIENCE=5
 MIN_DELTA=0.01
 MAX_UPDATE=8000
+MAX_LEN_B=200
 RES=default
 README_MD=default
 SUMMARY=1
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
     --patience) PATIENCE=$2; shift 2 ;;
     --min-delta) MIN_DELTA=$2; shift 2 ;;
     --max-update) MAX_UPDATE=$2; shift 2 ;;
+    --max-len-b) MAX_LEN_B=$2; shift 2 ;;
     --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
     --readme) README_MD=$2; shift 2 ;;
     --no-summary) SUMMARY=0; shift ;;
@@ -63,7 +69,7 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts
-need_int --jobs "$JOBS" 1; need_int --patience "$PATIENCE"; need_int --max-update "$MAX_UPDATE" 1
+need_int --jobs "$JOBS" 1; need_int --patience "$PATIENCE"; need_int --max-update "$MAX_UPDATE" 1; need_int --max-len-b "$MAX_LEN_B" 1
 for run in $RUNS; do need_int "--runs (the seed of $run)" "${run##*:}"; done
 console_scripts
 RUN_SUFFIX=""
@@ -147,7 +153,15 @@ for run in $RUNS; do
   done
 done
 
+# hypotheses of one cap only (--max-len-b): a folder without the record was decoded with fairseq's default
+made_with=$(cat "$RES/hyp/max-len-b" 2>/dev/null || echo 200)
+if [ "$made_with" != "$MAX_LEN_B" ] && compgen -G "$RES/hyp/*.de.gz" > /dev/null; then
+  echo "[reproduce] the hypotheses in $RES/hyp were decoded with --max-len-b $made_with, not $MAX_LEN_B:" \
+    "give that cap again, or another --out" >&2
+  exit 1
+fi
 mkdir -p "$RES/hyp" "$RES/logs"
+[ "$MAX_LEN_B" = 200 ] || atomic "$RES/hyp/max-len-b" echo "$MAX_LEN_B"
 if [ -f "$DATA/.stamps/binarize" ] && [ -f "$DATA/bin/preprocessing.json" ]; then
   # a finished preparation is used as it is, with the options it was made with (data-prep would redo it with
   # the defaults below, since its stage records hold the options: a --max-train slice would become the corpus)
@@ -216,7 +230,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
     [ -f "$hyp" ] && [ "$hyp" -nt "$ck/checkpoint_best.pt" ] && continue
     # shellcheck disable=SC2086
     fairseq-generate "$DATA/bin" --user-dir "$U" $(task_flags "$flags") -s en -t de --gen-subset "$split" \
-      --path "$ck/checkpoint_best.pt" --beam 5 --batch-size 128 --required-batch-size-multiple 1 \
+      --path "$ck/checkpoint_best.pt" --beam 5 --max-len-b "$MAX_LEN_B" --batch-size 128 --required-batch-size-multiple 1 \
       --remove-bpe --tokenizer moses --moses-no-escape > "$ck/generate.$split.txt" 2> "$ck/generate.$split.log" \
       || { tail -5 "$ck/generate.$split.log" >&2; return 1; }
     [ "$(grep -c '^D-' "$ck/generate.$split.txt")" = "$(wc -l < "$DATA/raw/$split.de")" ] \

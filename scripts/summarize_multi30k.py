@@ -115,8 +115,10 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
                     for ref in references(system):
                         other = [r["scores"][split][metric] for r in runs.get(ref, {}).values() if split in r["scores"]]
                         cell[f"vs_{ref}"] = seed_test(vals, other)
+    cap = results / "hyp" / "max-len-b"  # written by the reproduce script only for a cap other than fairseq's 200
+    beam = f"beam 5, at most {int(cap.read_text())} tokens" if cap.exists() else "beam 5"
     return {"test_sets": [{"split": s, "name": n, "sentences": int(k)} for s, n, k in tests],
-            "selection": "best checkpoint by validation loss; beam 5; detokenized (Moses) output",
+            "selection": f"best checkpoint by validation loss; {beam}; detokenized (Moses) output",
             "early_stopping": {"patience_epochs": patience, "min_delta": min_delta, "max_update": max_update},
             "trained": trained, "signatures": signatures, "paired_bootstrap_resamples": n_boot,
             "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
@@ -228,8 +230,9 @@ def readme_table(summary: dict) -> str:
     names = [t["name"] for t in summary["test_sets"]]
     systems = ordered_systems(summary)
     rule = summary["early_stopping"]
+    beam = summary["selection"].split("; ")[1]
     out = [f"Best checkpoint by validation loss; training stopped after {rule['patience_epochs']} epochs without the "
-           f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); beam 5, detokenized "
+           f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); {beam}, detokenized "
            "sacreBLEU; mean ± sample std over seeds. p: paired bootstrap against vanilla of the same seed, per seed "
            f"({summary['paired_bootstrap_resamples']:,} resamples). Δ: the difference of the mean BLEU against vanilla, "
            "and for a control against SG-Net, with Welch's t-test p over seeds, which, unlike the per-seed p, also "

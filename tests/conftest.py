@@ -10,6 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("FAIRSEQ_SYNTAX_SHARED_DATA", ROOT.parent / "shared" / "data"))
 BIN = Path(sys.executable).parent
+# one thread per worker, as run() gives every process it starts: two workers on two cores, not four threads
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def run(cmd, cwd=None, env=None, check=True, timeout=900, input=None):

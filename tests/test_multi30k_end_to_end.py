@@ -312,7 +312,7 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     """scripts/reproduce_multi30k.sh on the small prepared set: vanilla, SG-Net, the random-tree control and learned
     α train until the stopping rule or the cap says so, are scored on every test set and summarized in one table (with
     the α learned); a second call finds every run finished and trains nothing; --summary-only fills a README's table
-    block."""
+    block; hypotheses decoded with another --max-len-b are refused."""
     from fairseq.data import indexed_dataset
 
     own_readme = (ROOT / "README.md").read_text()
@@ -324,7 +324,8 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
            "MULTI30K_DIR": str(multi30k_dir)}
     cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs",
            "vanilla:1 sgnet:1 sgnet_random_trees:1 sgnet_learn_alpha:1",
-           "--jobs", "1", "--patience", "1", "--max-update", "4", "--out", str(tmp_path / "res")]
+           "--jobs", "1", "--patience", "1", "--max-update", "4", "--out", str(tmp_path / "res"),
+           "--max-len-b", "10"]  # 4 updates end no sentence: fairseq's default 200 would decode 200 tokens each
     first = run(cmd, env=env, timeout=1800)
     assert first.stderr.count("[reproduce] training") == 4, first.stderr[-3000:]
     s = json.loads((tmp_path / "res/summary.json").read_text())
@@ -346,6 +347,9 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
         assert 0 <= p <= 1
     assert 0 <= s["runs"]["sgnet_random_trees"]["1"]["scores"]["test"]["paired_bs_p_vs_sgnet"]["BLEU"] <= 1
     assert s["signatures"]["BLEU"].startswith("nrefs:1|") and s["trained"] == "fp32 on CPU"
+    assert (tmp_path / "res/hyp/max-len-b").read_text() == "10\n" and "beam 5, at most 10 tokens;" in s["selection"]
+    other_cap = run(cmd + ["--max-len-b", "200"], env=env, check=False)
+    assert other_cap.returncode == 1 and "were decoded with --max-len-b 10, not 200" in other_cap.stderr
     assert "SG-Net, random trees (control) | 1 |" in (tmp_path / "res/summary.md").read_text()
     # the control's trees: same sentences and lengths as the parses, other heads
     real = indexed_dataset.MMapIndexedDataset(str(data / "bin/train.en-de.en.heads"))
