@@ -367,11 +367,11 @@ sed_literal() {
 sed_gzip() { sed -e "$1" "$2" | gzip -9 -n; }
 
 # same_run LOG HINT KEY=VALUE...: the run whose fairseq-train log is LOG (plain or .gz; absent: not started) was
-# trained with these options, or stop naming the log, its line and the option (scripts/run_options.py): a finished
+# trained with these options, or stop naming the log, its line and the option (fairseq_syntax/studies/run_options.py): a finished
 # run is never skipped, nor a stopped one resumed, under options it was not trained with
 same_run() {
   local log=$1 hint=$2; shift 2
-  python "$(dirname "${BASH_SOURCE[0]}")/../scripts/run_options.py" "$log" --hint "$hint" "$@" || exit 1
+  python -m fairseq_syntax.studies.run_options "$log" --hint "$hint" "$@" || exit 1
 }
 
 # flag_keys FLAG...: fairseq-train flags as same_run's KEY=VALUE (--sup-lambda 0.3: sup_lambda=0.3; a flag without

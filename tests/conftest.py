@@ -26,6 +26,18 @@ def run(cmd, cwd=None, env=None, check=True, timeout=900, input=None):
     return proc
 
 
+def study_script(path: str):
+    """A study's script (``examples/lambada/summarize.py``) as a module: every study names its summarizer
+    ``summarize.py``, so they are loaded by path, each under its own name."""
+    import importlib.util
+    name = "study_" + path.replace("/", "_").removesuffix(".py")
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / path)
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def once_per_run(tmp_path_factory, name, build):
     """The folder ``name``, built by ``build(folder)`` once for the whole test run: pytest-xdist's workers share
     it (the first one builds it under a lock, the others wait and reuse it), so a corpus is prepared and a tiny

@@ -1,4 +1,4 @@
-"""Early stopping from the whole log (scripts/early_stopping.py), the Multi30k summary built on it, the
+"""Early stopping from the whole log (fairseq_syntax/studies/early_stopping.py), the Multi30k summary built on it, the
 README block the summaries write, and how the reproduce scripts keep fp16 runs apart from fp32 ones."""
 import argparse
 import gzip
@@ -10,13 +10,12 @@ import sys
 import pytest
 import torch
 
-from .conftest import ROOT, run
+from fairseq_syntax.studies.early_stopping import convergence
+from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.seed_statistics import format_p, seed_test
+from fairseq_syntax.studies.training_log import training_setup
 
-sys.path.insert(0, str(ROOT / "scripts"))
-from early_stopping import convergence  # noqa: E402
-from readme_block import replace_block  # noqa: E402
-from seed_statistics import format_p, seed_test  # noqa: E402
-from training_log import training_setup  # noqa: E402
+from .conftest import ROOT, run, study_script
 
 REAL_LOG = ROOT / "results/multi30k/logs/vanilla_seed1.train.log.gz"  # a CPU fp32 run, resumed once an epoch
 GPU_LINES = ("2026-11-23 06:00:01 | INFO | fairseq.utils | ***********************CUDA enviroments for all 1 workers"
@@ -38,7 +37,7 @@ def valid_line(epoch, updates, **metrics):
 
 
 def next_target(log, *args):
-    out = subprocess.run([sys.executable, str(ROOT / "scripts/early_stopping.py"), str(log), *args],
+    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.early_stopping", str(log), *args],
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
@@ -151,9 +150,9 @@ def test_multi30k_summary_from_runs(tmp_path):
         json.dumps({"alpha": {"encoder.syntax_guided": 0.6125}, "initial": 0.5, "num_updates": 800}))
     (res / "learned_alpha/sgnet_seed3.json").write_text("{}")  # a run still training: not read
     readme = tmp_path / "README.md"
-    readme.write_text("intro\n<!-- begin multi30k-summary (written by scripts/summarize_multi30k.py) -->\nstale\n"
+    readme.write_text("intro\n<!-- begin multi30k-summary (written by examples/multi30k/summarize.py) -->\nstale\n"
                       "<!-- end multi30k-summary -->\nrest\n")
-    subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data), "--results",
+    subprocess.run([sys.executable, str(ROOT / "examples/multi30k/summarize.py"), "--data", str(data), "--results",
                     str(res), "--bootstrap", "200", "--min-delta", "0.05", "--readme", str(readme),
                     "--planned", "vanilla:1 sgnet:1 vanilla:2 sgnet:2 sgnet:3 vanilla_plus1:1"],
                    check=True, capture_output=True)
@@ -200,7 +199,7 @@ def test_multi30k_summary_from_runs(tmp_path):
         fh.write(config_line(fp16=True) + GPU_LINES)
         fh.writelines(valid_line(e, 100 * e, loss=v) for e, v in enumerate([5, 4, 3, 3.1, 3.2, 3.3, 3.4, 3.5], 1))
     before = (res / "summary.json").read_text()
-    out = subprocess.run([sys.executable, str(ROOT / "scripts/summarize_multi30k.py"), "--data", str(data),
+    out = subprocess.run([sys.executable, str(ROOT / "examples/multi30k/summarize.py"), "--data", str(data),
                           "--results", str(res), "--bootstrap", "200"], capture_output=True, text=True)
     assert out.returncode != 0 and (res / "summary.json").read_text() == before
     assert ("runs in different precisions (fp16: sgnet seed 2; fp32: sgnet seed 1, sgnet_learn_alpha seed 1, "
@@ -208,7 +207,7 @@ def test_multi30k_summary_from_runs(tmp_path):
 
 
 def test_learned_alpha_read_from_a_checkpoint(tmp_path):
-    """scripts/learned_alpha.py: sigmoid of each alpha_logit, the α it started from (the checkpoint's config), the
+    """fairseq_syntax/studies/learned_alpha.py: sigmoid of each alpha_logit, the α it started from (the checkpoint's config), the
     update it was saved at; a clear error without one."""
     ck = tmp_path / "checkpoint_best.pt"
     weights = {"encoder.syntax_guided.alpha_logit": torch.tensor(math.log(0.7 / 0.3)),
@@ -216,15 +215,15 @@ def test_learned_alpha_read_from_a_checkpoint(tmp_path):
     # fairseq keeps a legacy arch's options as an argparse Namespace in cfg["model"]
     torch.save({"model": weights, "cfg": {"model": argparse.Namespace(sgnet_alpha=0.25, dropout=0.3)},
                 "optimizer_history": [{"num_updates": 4480}]}, ck)
-    out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha", str(ck)], capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "initial": 0.25, "num_updates": 4480}
     torch.save({"model": weights, "cfg": {"model": {"sgnet_alpha": 0.5}}}, ck)  # a dict config; no history
-    out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha", str(ck)], capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "initial": 0.5, "num_updates": None}
     torch.save({"model": {"encoder.layers.0.fc1.weight": torch.zeros(2, 2)}}, ck)  # a fixed-α SG-Net
-    out = subprocess.run([sys.executable, str(ROOT / "scripts/learned_alpha.py"), str(ck)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha", str(ck)], capture_output=True,
                          text=True)
     assert out.returncode == 1 and f"{ck}: no learned α" in out.stderr and not out.stdout
 
@@ -270,7 +269,7 @@ def test_fp16_runs_have_their_own_checkpoints_and_refuse_a_machine_without_a_gpu
     (ck / "multi30k_vanilla_seed1").mkdir(parents=True)
     (ck / "multi30k_vanilla_seed1/train.log").write_text(valid_line(1, 128, loss=5.0))  # an fp32 run under way
     env = {"MULTI30K_CHECKPOINTS": str(ck), "MULTI30K_DATA": str(tmp_path / "data")}
-    cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs", "vanilla:1", "--out", str(tmp_path / "res")]
+    cmd = ["bash", str(ROOT / "examples/multi30k/reproduce.sh"), "--runs", "vanilla:1", "--out", str(tmp_path / "res")]
     assert run(cmd + ["--status"], env=env).stdout.startswith("vanilla seed 1: epoch 1 (128 updates)")
     assert run(cmd + ["--status", "--fp16"], env=env).stdout == "vanilla seed 1: not started\n"
     out = run(cmd + ["--fp16"], env=env, check=False)
@@ -281,7 +280,7 @@ def test_fp16_runs_have_their_own_checkpoints_and_refuse_a_machine_without_a_gpu
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: --fp16 would train")
 def test_lambada_fp16_refuses_a_machine_without_a_gpu_and_writes_nothing(tmp_path):
-    out = run(["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--fp16", "--data", str(tmp_path / "bin"),
+    out = run(["bash", str(ROOT / "examples/lambada/reproduce.sh"), "--fp16", "--data", str(tmp_path / "bin"),
                "--checkpoints", str(tmp_path / "ck")], check=False)
     assert out.returncode == 1 and "[lambada] --fp16 trains on a GPU, and torch sees none here" in out.stderr
     assert list(tmp_path.iterdir()) == [] and not (ROOT / "results/lambada_fp16").exists()
@@ -327,7 +326,7 @@ def test_kept_logs_read_a_folder_name_as_a_path_never_as_sed_code(tmp_path):
 
 
 def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
-    """reproduce_lambada.sh --status: a finished run by its dev accuracy, a running one by the stopping rule read
+    """examples/lambada/reproduce.sh --status: a finished run by its dev accuracy, a running one by the stopping rule read
     from its log (validations every --valid-interval updates), one without a log as not started."""
     ck, res = tmp_path / "ck", tmp_path / "res"
     ck.mkdir()
@@ -336,7 +335,7 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
         "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in ((500, 13.53), (1000, 17.25), (1500, 16.69))))
     (res / "converged_sa_early_corefall_seed1.eval.json").write_text(json.dumps({"all": {"n": 9, "accuracy": 31.5}}))
     (res / "converged_sa_early_corefall_seed1.pred.jsonl.gz").write_bytes(gzip.compress(b"{}\n"))
-    cmd = ["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--status", "--converge", "--tag", "converged",
+    cmd = ["bash", str(ROOT / "examples/lambada/reproduce.sh"), "--status", "--converge", "--tag", "converged",
            "--seeds", "1 2", "--patience", "3", "--checkpoints", str(ck), "--out", str(res),
            "--data", str(tmp_path / "no-data")]
     assert run(cmd).stdout.splitlines() == [
@@ -354,7 +353,7 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
 def test_mcnemar_p_is_exact_and_never_printed_as_zero():
     """Hand-worked: 0 against 5 discordant pairs is 2 * (1/2)^5; 418 against 243 (the converged seed-1 pair) is
     about 1e-11, which four decimals would print as 0.0000."""
-    from seed_statistics import mcnemar_exact
+    from fairseq_syntax.studies.seed_statistics import mcnemar_exact
 
     assert mcnemar_exact(0, 5) == 2 / 32 and mcnemar_exact(5, 0) == 2 / 32
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
@@ -369,7 +368,7 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
     """A fixed budget validated every 100 updates, with its best early, has 5 validations without improvement at
     the end, but not the rule's (every 500): it is a fixed budget; a run validated every 500 that the rule stopped
     is converged, and a run still under the rule is not."""
-    from summarize_lambada import ROWS, main as summarize
+    ROWS, summarize = study_script("examples/lambada/summarize.py").ROWS, study_script("examples/lambada/summarize.py").main
 
     def write(name, curve, acc):
         text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
@@ -396,10 +395,10 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
 
 
 def write_converged_run(res, name, best, acc, correct=None):
-    """A LAMBADA run's results as reproduce_lambada.sh leaves them: a log validated every 500 updates whose best is
+    """A LAMBADA run's results as examples/lambada/reproduce.sh leaves them: a log validated every 500 updates whose best is
     at ``best``, then 5 validations below it (the rule stops it); its eval.json; and with ``correct``, its per-instance
     predictions for the McNemar tests."""
-    from summarize_lambada import ROWS
+    ROWS = study_script("examples/lambada/summarize.py").ROWS
 
     curve = [(u, (u if u <= best else best - u) / 100) for u in range(500, best + 3000, 500)]
     text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
@@ -416,7 +415,7 @@ def test_lambada_summary_tests_over_seeds_whether_the_supervised_reader_converge
     Welch–Satterthwaite df = 312,500² / (62,500² + 250,000²) = 1.471."""
     from scipy.stats import t as student_t
 
-    from summarize_lambada import main as summarize
+    summarize = study_script("examples/lambada/summarize.py").main
 
     for seed, (sup, base) in enumerate(((1000, 2500), (1500, 3500)), 1):
         write_converged_run(tmp_path, f"converged_sa_early_corefall_seed{seed}", sup, 40.0 + seed)
@@ -438,7 +437,7 @@ def test_lambada_summary_reads_the_table_in_words_with_its_numbers(tmp_path):
     3,500 as in the test above."""
     from scipy.stats import t as student_t
 
-    from summarize_lambada import main as summarize
+    summarize = study_script("examples/lambada/summarize.py").main
 
     write_converged_run(tmp_path, "converged_sa_early_corefall_seed1", 1000, 41.0, [True] * 7 + [False] * 2)
     write_converged_run(tmp_path, "converged_sa_early_seed1", 2500, 37.0, [True] * 2 + [False] * 7)
@@ -463,7 +462,7 @@ def test_lambada_summary_says_so_when_the_two_readers_have_different_seed_counts
     t = 3.5 / sqrt(0.5/2 + 1/3) = 4.583 with df = 0.5833² / (0.25² / 1 + 0.3333² / 2) = 2.882."""
     from scipy.stats import t as student_t
 
-    from summarize_lambada import main as summarize
+    summarize = study_script("examples/lambada/summarize.py").main
 
     for seed in (1, 2):
         write_converged_run(tmp_path, f"converged_sa_early_corefall_seed{seed}", 1000, 40.0 + seed)

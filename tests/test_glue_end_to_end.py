@@ -69,7 +69,7 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
     assert 0 <= float(m.group(2)) <= 100 and -100 <= float(m.group(3)) <= 100
     if arch == "roberta_sla_small":  # the gate figure (the SLA paper's Figure 2) from this checkpoint
         png = tmp_path / "gates.png"
-        run([sys.executable, str(ROOT / "scripts/plot_sla_gates.py"), "--checkpoint",
+        run([sys.executable, str(ROOT / "examples/encoders/plot_sla_gates.py"), "--checkpoint",
              f"sla={save / 'checkpoint_best.pt'}", "--data", str(cola / "bin"), "--out", str(png)], cwd=tmp_path)
         gates = json.loads(png.with_suffix(".json").read_text())["mean_gate"]["sla"]
         assert len(gates) == 6 and all(0 < g < 1 for g in gates) and png.stat().st_size > 1000

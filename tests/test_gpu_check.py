@@ -1,4 +1,4 @@
-"""scripts/gpu_check.sh and the throughput it reports (scripts/train_speed.py): hand-worked logs, a real one,
+"""benchmarks/gpu_check.sh and the throughput it reports (benchmarks/train_speed.py): hand-worked logs, a real one,
 and a trial of the whole script on the CPU."""
 import gzip
 import json
@@ -8,7 +8,7 @@ import pytest
 
 from .conftest import ROOT, run
 
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import train_speed  # noqa: E402
 
 CONFIG = "2026-11-26 00:00:00 | INFO | fairseq_cli.train | {'_name': None, 'common': {'_name': None, 'fp16': True}}\n"
@@ -67,7 +67,7 @@ def test_a_resumed_log_is_refused_with_its_line():
 def test_no_interval_after_the_skip_is_an_error(tmp_path):
     log = tmp_path / "train.log"
     log.write_text(CONFIG + inner(1, 10.0, 10) + inner(2, 10.0, 10))
-    out = run([sys.executable, str(ROOT / "scripts/train_speed.py"), "--baseline", str(log), "--candidate", str(log),
+    out = run([sys.executable, str(ROOT / "benchmarks/train_speed.py"), "--baseline", str(log), "--candidate", str(log),
                "--skip", "5"], check=False)
     assert out.returncode == 1 and "train.log: no train_inner line after update 5" in out.stderr
 
@@ -78,7 +78,7 @@ def test_gpu_check_runs_on_the_cpu_and_keeps_its_rows_and_logs(prepared, tmp_pat
     """--cpu: the script's whole path without a GPU, on real Multi30k: every translation family, two rounds of
     the throughput pair in alternating order, the ratio from their logs, and the table written as it goes."""
     out, logs = tmp_path / "gpu_check.md", tmp_path / "logs"
-    proc = run(["bash", str(ROOT / "scripts/gpu_check.sh"), "--cpu", "--multi30k", str(prepared / "bin"),
+    proc = run(["bash", str(ROOT / "benchmarks/gpu_check.sh"), "--cpu", "--multi30k", str(prepared / "bin"),
                 "--updates", "2", "--speed-updates", "3", "--speed-rounds", "2", "--speed-max-tokens", "1024",
                 "--out", str(out), "--logs", str(logs)], timeout=1800)
     text = out.read_text()
@@ -101,7 +101,7 @@ def test_gpu_check_speed_only_trains_the_throughput_pair_alone(prepared, tmp_pat
     """--speed-only, for a lease too short for every family: the pair's rounds and ratio, the rest reported as
     not run even when their data are given."""
     out = tmp_path / "gpu_check.md"
-    proc = run(["bash", str(ROOT / "scripts/gpu_check.sh"), "--cpu", "--speed-only", "--multi30k",
+    proc = run(["bash", str(ROOT / "benchmarks/gpu_check.sh"), "--cpu", "--speed-only", "--multi30k",
                 str(prepared / "bin"), "--lambada", str(tmp_path / "absent"), "--speed-updates", "3",
                 "--speed-rounds", "1", "--speed-max-tokens", "1024", "--out", str(out)], timeout=1200)
     text = out.read_text()
@@ -112,7 +112,7 @@ def test_gpu_check_speed_only_trains_the_throughput_pair_alone(prepared, tmp_pat
 
 
 def test_gpu_check_refuses_rounds_that_are_not_a_count_and_a_speed_only_check_of_nothing():
-    script = str(ROOT / "scripts/gpu_check.sh")
+    script = str(ROOT / "benchmarks/gpu_check.sh")
     out = run(["bash", script, "--speed-rounds", "two"], check=False)
     assert out.returncode == 1 and "--speed-rounds takes a whole number, got 'two'" in out.stderr
     out = run(["bash", script, "--speed-only", "--speed-rounds", "0"], check=False)
@@ -124,7 +124,7 @@ def test_gpu_check_speed_rounds_0_leaves_the_pair_out(tmp_path):
     """The families alone, for a lease spent on them: the pair's row and ratio say it was not run. The data folder
     is missing, so each family's run fails at once and its row says so."""
     out = tmp_path / "gpu_check.md"
-    run(["bash", str(ROOT / "scripts/gpu_check.sh"), "--cpu", "--multi30k", str(tmp_path / "absent"),
+    run(["bash", str(ROOT / "benchmarks/gpu_check.sh"), "--cpu", "--multi30k", str(tmp_path / "absent"),
          "--speed-rounds", "0", "--updates", "1", "--out", str(out)], timeout=600)
     text = out.read_text()
     rows = [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ") and "---" not in line]

@@ -178,13 +178,13 @@ def test_train_a_few_updates_and_evaluate(lambada, train_reader, tmp_path, arch,
 @pytest.mark.slow
 @pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lambada, tmp_path):
-    """reproduce_lambada.sh --converge: every run trains until the rule or the cap stops it, is evaluated, and
+    """examples/lambada/reproduce.sh --converge: every run trains until the rule or the cap stops it, is evaluated, and
     the summary groups the seeds, pairs CorefAll with its unsupervised twin and fills the README block; a second
     call trains nothing."""
     readme = tmp_path / "README.md"
     readme.write_text("# t\n\n<!-- begin lambada-summary (generated) -->\nSTALE BLOCK\n"
                       "<!-- end lambada-summary -->\nafter\n")
-    cmd = ["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--data", str(lambada / "bin"), "--converge",
+    cmd = ["bash", str(ROOT / "examples/lambada/reproduce.sh"), "--data", str(lambada / "bin"), "--converge",
            "--valid-interval", "3", "--patience", "1", "--max-update", "6", "--seeds", "1 2", "--batch-size", "16",
            "--jobs", "2", "--tag", "converged", "--out", str(tmp_path / "res"), "--readme", str(readme),
            "--checkpoints", str(tmp_path / "ck")]
@@ -218,7 +218,7 @@ def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
     from .test_packaging import without_install
 
     root, env = without_install(tmp_path)
-    cmd = ["/bin/bash", str(root / "scripts/reproduce_lambada.sh"), "--data", str(lambada / "bin"), "--converge",
+    cmd = ["/bin/bash", str(root / "examples/lambada/reproduce.sh"), "--data", str(lambada / "bin"), "--converge",
            "--valid-interval", "2", "--patience", "1", "--max-update", "4", "--runs", "sa_early_corefall",
            "--batch-size", "16", "--jobs", "1", "--out", str(tmp_path / "res"), "--checkpoints", str(tmp_path / "ck")]
     proc = run(cmd, cwd=tmp_path, env=env, timeout=1800)
@@ -318,7 +318,7 @@ def _updates(log: str) -> dict:
 
 @pytest.mark.slow
 def test_a_run_resumed_mid_epoch_trains_the_same_batches_as_one_uninterrupted(train_reader, tmp_path):
-    """reproduce_lambada.sh --converge resumes from a --valid-interval checkpoint, mostly mid-epoch: the resumed
+    """examples/lambada/reproduce.sh --converge resumes from a --valid-interval checkpoint, mostly mid-epoch: the resumed
     process must take up the same batches the uninterrupted run trains, also in an epoch it did not start in."""
     def train(save, max_update, *extra):
         proc = train_reader(tmp_path, "bidaf_sa_early", "CorefAll", "--lr", "1e-3", "--batch-size", "16",

@@ -309,20 +309,20 @@ def test_every_available_test_set_is_prepared_against_the_training_dictionary(mu
 
 @pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, tmp_path):
-    """scripts/reproduce_multi30k.sh on the small prepared set: vanilla, SG-Net, the random-tree control and learned
+    """examples/multi30k/reproduce.sh on the small prepared set: vanilla, SG-Net, the random-tree control and learned
     α train until the stopping rule or the cap says so, are scored on every test set and summarized in one table (with
     the α learned); a second call finds every run finished and trains nothing; --summary-only fills a README's table
     block; hypotheses decoded with another --max-len-b are refused."""
     from fairseq.data import indexed_dataset
 
-    own_readme = (ROOT / "README.md").read_text()
+    own_readme = (ROOT / "examples/multi30k/README.md").read_text()
 
     data = tmp_path / "m30k"
     shutil.copytree(prepared, data)  # the script adds the random-tree side files to bin/
     # a checkpoints folder named with a quote and a space, as a clone under /home/o'brien/ would be
     env = {"MULTI30K_DATA": str(data), "MULTI30K_CHECKPOINTS": str(tmp_path / "o'brien ck"),
            "MULTI30K_DIR": str(multi30k_dir)}
-    cmd = ["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs",
+    cmd = ["bash", str(ROOT / "examples/multi30k/reproduce.sh"), "--runs",
            "vanilla:1 sgnet:1 sgnet_random_trees:1 sgnet_learn_alpha:1",
            "--jobs", "1", "--patience", "1", "--max-update", "4", "--out", str(tmp_path / "res"),
            "--max-len-b", "10"]  # 4 updates end no sentence: fairseq's default 200 would decode 200 tokens each
@@ -358,7 +358,7 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     assert sum(not np.array_equal(real[i], rand[i]) for i in range(len(real))) > len(real) // 2
     second = run(cmd, env=env, timeout=900)
     assert "[reproduce] training" not in second.stderr
-    assert (ROOT / "README.md").read_text() == own_readme  # --out without --readme leaves the README alone
+    assert (ROOT / "examples/multi30k/README.md").read_text() == own_readme  # --out without --readme leaves the README alone
     readme = tmp_path / "README.md"
     readme.write_text("<!-- begin multi30k-summary -->\n<!-- end multi30k-summary -->\n")
     status = run(cmd + ["--status"], env=env).stdout.splitlines()

@@ -60,7 +60,7 @@ def without_install(tmp_path):
     root = tmp_path / "checkout"
     root.mkdir()
     shutil.copy(ROOT / "setup.py", root)
-    for part in ("scripts", "data-prep", "fairseq_syntax"):
+    for part in ("scripts", "data-prep", "fairseq_syntax", "examples", "benchmarks"):
         shutil.copytree(ROOT / part, root / part, ignore=shutil.ignore_patterns("__pycache__"))
     tools = tmp_path / "tools"
     tools.mkdir()

@@ -14,7 +14,7 @@ from fairseq_syntax.race.examples import question_with_option, read_race
 from fairseq_syntax.text_prep.sentences import split_sentences
 from fairseq_syntax.text_prep.wordpiece import basic_words
 
-from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run
+from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run, study_script
 
 RACE = SHARED_DATA / "race" / "RACE.tar.gz"
 
@@ -276,12 +276,12 @@ def test_race_tools_name_a_checkpoint_of_another_task_before_opening_data(race_s
 
 @pytest.mark.slow
 def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_converted, tmp_path):
-    """reproduce_race.sh on the slice: two systems side by side for 2 updates, scored, summarized; the kept logs
-    and results hold no machine path; a re-run skips the finished runs; README.md is left alone with --out."""
+    """examples/race/reproduce.sh on the slice: two systems side by side for 2 updates, scored, summarized; the kept logs
+    and results hold no machine path; a re-run skips the finished runs; examples/race/README.md is left alone with --out."""
     out, _ = race_slice
     res, ck = tmp_path / "res", tmp_path / "ck"
-    readme = (ROOT / "README.md").read_bytes()
-    cmd = ["bash", ROOT / "scripts/reproduce_race.sh", "--systems", "baseline sgnet", "--updates", "2",
+    readme = (ROOT / "examples/race/README.md").read_bytes()
+    cmd = ["bash", ROOT / "examples/race/reproduce.sh", "--systems", "baseline sgnet", "--updates", "2",
            "--batch-size", "2", "--max-length", "96", "--train-subset", "train", "--eval-split", "valid",
            "--data", out / "bin", "--pretrained", minilm_converted, "--out", res, "--checkpoints", ck, "--jobs", "2"]
     run(cmd)
@@ -298,7 +298,7 @@ def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_
     assert "| SG-Net, dual aggregation α = 0.5 | 1 |" in (res / "summary.md").read_text()
     again = run(cmd)
     assert again.stderr.count("(done)") == 2
-    assert (ROOT / "README.md").read_bytes() == readme
+    assert (ROOT / "examples/race/README.md").read_bytes() == readme
 
 
 def test_race_summary_tests_each_system_against_the_baseline_and_each_control_against_sgnet(tmp_path):
@@ -310,8 +310,7 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
 
     from scipy.stats import binomtest
 
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from summarize_race import main as summarize
+    summarize = study_script("examples/race/summarize.py").main
 
     right = {"baseline": set(range(8)), "sgnet": set(range(6)) | set(range(8, 12)), "sgnet_nomask": set(range(4))}
     for system, ok in right.items():

@@ -1,15 +1,13 @@
 """A finished run is never skipped, nor a stopped one resumed, under options it was not trained with: the check of a
-fairseq log's configuration (scripts/run_options.py), the stopping rule replayed (early_stopping.py --agrees), and
+fairseq log's configuration (fairseq_syntax/studies/run_options.py), the stopping rule replayed (early_stopping.py --agrees), and
 the reproduce scripts refusing before anything trains, on the committed results."""
 import gzip
 import shutil
 import sys
 
-from .conftest import ROOT, run
+from fairseq_syntax.studies import early_stopping, run_options
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import early_stopping  # noqa: E402
-import run_options  # noqa: E402
+from .conftest import ROOT, run
 
 # fairseq 0.12's configuration line, cut down: sections as dicts, the legacy model args as a Namespace
 CONFIG = ("2026-11-27 10:00:00 | INFO | fairseq_cli.train | {'_name': None, 'common': {'_name': None, 'seed': %d, "
@@ -61,7 +59,7 @@ def test_the_configuration_is_read_as_data_never_run(tmp_path):
     assert not marker.exists()
     for bad in ("{'common': {'seed': 1", "{'a': {[1]: 2}}", "{'a': " + "[" * 100000 + "]" * 100000 + "}"):
         log.write_text(f"x | INFO | fairseq_cli.train | {bad}\n")  # cut short; a list as a key; nested too deep
-        out = run([sys.executable, str(ROOT / "scripts/run_options.py"), str(log), "seed=1"], check=False)
+        out = run([sys.executable, "-m", "fairseq_syntax.studies.run_options", str(log), "seed=1"], check=False)
         assert out.returncode == 1 and f"{log}: line 1: a fairseq configuration that does not parse" in out.stderr
 
 
@@ -94,7 +92,7 @@ def test_reproduce_lambada_refuses_a_finished_run_made_with_other_options(tmp_pa
     (data / "dict.txt").write_text("a 1\n")
     for f in (ROOT / "results/lambada").glob("converged_sa_early_seed1.*"):
         shutil.copy(f, out)
-    cmd = ["bash", str(ROOT / "scripts/reproduce_lambada.sh"), "--converge", "--tag", "converged", "--seeds", "1",
+    cmd = ["bash", str(ROOT / "examples/lambada/reproduce.sh"), "--converge", "--tag", "converged", "--seeds", "1",
            "--runs", "sa_early", "--data", str(data), "--out", str(out), "--checkpoints", str(ck)]
     for extra, says in ((["--batch-size", "64"], "line 2: trained with batch_size=32; this call asks batch_size=64"),
                         (["--patience", "3"], "these options stop it at update 15000 (patience), but it trained on "
@@ -116,7 +114,7 @@ def test_reproduce_race_and_glue_refuse_a_finished_run_made_with_other_options(t
     (pre / "model.pt").write_text("never loaded: nothing trains")
     for f in (ROOT / "results/race").glob("baseline_seed1.*"):
         shutil.copy(f, out)
-    cmd = ["bash", str(ROOT / "scripts/reproduce_race.sh"), "--systems", "baseline", "--data", str(data),
+    cmd = ["bash", str(ROOT / "examples/race/reproduce.sh"), "--systems", "baseline", "--data", str(data),
            "--out", str(out), "--pretrained", str(pre), "--checkpoints", str(tmp_path / "ck")]
     for extra, says in ((["--lr", "1e-5"], "baseline_seed1.train.log.gz: line 2: trained with lr=0.0001; this call "
                                            "asks lr=1e-5"),
@@ -129,9 +127,9 @@ def test_reproduce_race_and_glue_refuse_a_finished_run_made_with_other_options(t
 
     glue = tmp_path / "glue"
     glue.mkdir()
-    for f in (ROOT / "results/glue").glob("CoLA_roberta_sgnet_small_seed1.*"):
+    for f in (ROOT / "results/encoders").glob("CoLA_roberta_sgnet_small_seed1.*"):
         shutil.copy(f, glue)
-    proc = run(["bash", str(ROOT / "scripts/reproduce_glue.sh"), "--tasks", "CoLA", "--archs", "roberta_sgnet_small",
+    proc = run(["bash", str(ROOT / "examples/encoders/reproduce_glue.sh"), "--tasks", "CoLA", "--archs", "roberta_sgnet_small",
                 "--seeds", "1", "--updates-CoLA", "1000", "--out", str(glue), "--data-root", str(tmp_path / "gd")],
                check=False)
     assert proc.returncode == 1 and "line 2: trained with max_update=800; this call asks max_update=1000" in \
@@ -140,19 +138,19 @@ def test_reproduce_race_and_glue_refuse_a_finished_run_made_with_other_options(t
 
 def test_a_number_option_is_never_computed_with_before_it_is_checked(tmp_path):
     """bash's arithmetic expansion runs a $(...) inside an array subscript: `$((n / 10))` with n = 'PATH[$(cmd)]'
-    runs cmd (the old reproduce_lambada.sh did, through --jobs). Every number the reproduce scripts and gpu_check
+    runs cmd (the old examples/lambada/reproduce.sh did, through --jobs). Every number the reproduce scripts and gpu_check
     compute with is checked as a whole number first."""
     mark = tmp_path / "ran"
     evil = f"PATH[$(touch {mark})]"
-    calls = [("reproduce_lambada.sh", "--updates"), ("reproduce_lambada.sh", "--jobs"),
-             ("reproduce_lambada.sh", "--seeds"), ("reproduce_glue.sh", "--updates-CoLA"),
-             ("reproduce_glue.sh", "--jobs"), ("reproduce_multi30k.sh", "--jobs"),
-             ("reproduce_race.sh", "--jobs"), ("reproduce_race.sh", "--seeds"), ("gpu_check.sh", "--speed-updates")]
+    calls = [("examples/lambada/reproduce.sh", "--updates"), ("examples/lambada/reproduce.sh", "--jobs"),
+             ("examples/lambada/reproduce.sh", "--seeds"), ("examples/encoders/reproduce_glue.sh", "--updates-CoLA"),
+             ("examples/encoders/reproduce_glue.sh", "--jobs"), ("examples/multi30k/reproduce.sh", "--jobs"),
+             ("examples/race/reproduce.sh", "--jobs"), ("examples/race/reproduce.sh", "--seeds"), ("benchmarks/gpu_check.sh", "--speed-updates")]
     for script, option in calls:
-        proc = run(["bash", str(ROOT / "scripts" / script), option, evil, "--out", str(tmp_path / "out")], check=False)
+        proc = run(["bash", str(ROOT / script), option, evil, "--out", str(tmp_path / "out")], check=False)
         # (a list option names its first word that is not a number)
         assert proc.returncode == 1 and "takes a whole number, got 'PATH[$(touch" in proc.stderr, (script, proc.stderr)
         assert not mark.exists(), (script, option)
-    proc = run(["bash", str(ROOT / "scripts/reproduce_multi30k.sh"), "--runs", f"sgnet:{evil}"], check=False)
+    proc = run(["bash", str(ROOT / "examples/multi30k/reproduce.sh"), "--runs", f"sgnet:{evil}"], check=False)
     assert proc.returncode == 1 and "the seed of sgnet:" in proc.stderr and not mark.exists()
 

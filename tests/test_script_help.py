@@ -5,7 +5,8 @@ import pytest
 
 from .conftest import ROOT
 
-SCRIPTS = sorted(p for d in ("scripts", "data-prep") for p in (ROOT / d).glob("*.sh") if "--help)" in p.read_text())
+SCRIPTS = sorted(p for d in ("scripts", "data-prep", "benchmarks", "examples/*") for p in ROOT.glob(f"{d}/*.sh")
+                 if "--help)" in p.read_text())
 
 
 def header(path):

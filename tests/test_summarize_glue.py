@@ -1,4 +1,4 @@
-"""scripts/summarize_glue.py: the table of the GLUE runs' dev scores, and a damaged score file named."""
+"""examples/encoders/summarize_glue.py: the table of the GLUE runs' dev scores, and a damaged score file named."""
 import json
 import sys
 
@@ -6,7 +6,7 @@ from .conftest import ROOT, run
 
 
 def test_summarize_glue_tabulates_the_scores_and_names_a_bad_one(tmp_path):
-    script = str(ROOT / "scripts/summarize_glue.py")
+    script = str(ROOT / "examples/encoders/summarize_glue.py")
     for seed, mcc in ((1, "20.0"), (2, "30.0")):
         (tmp_path / f"CoLA_roberta_sgnet_small_seed{seed}.score").write_text(
             f"task=CoLA arch=roberta_sgnet_small seed={seed} accuracy=70.0 mcc={mcc}\n")

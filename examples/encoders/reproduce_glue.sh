@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fine-tune roberta_baseline, roberta_sgnet and roberta_sla from the lifted MiniLM-L6 weights on CoLA (MCC)
-# and SST-2 (accuracy), same budget and seeds for every model; dev scores go to results/glue/.
+# and SST-2 (accuracy), same budget and seeds for every model; dev scores go to results/encoders/.
 #
-#   bash scripts/reproduce_glue.sh [--tasks "CoLA SST-2"]
+#   bash examples/encoders/reproduce_glue.sh [--tasks "CoLA SST-2"]
 #                                  [--archs "roberta_baseline_small roberta_sgnet_small roberta_sla_small"]
 #                                  [--seeds "1 2 3"] [--updates-CoLA N] [--updates-SST-2 N] [--jobs 2] [--out DIR]
 #                                  [--data-root DIR]
@@ -11,15 +11,15 @@
 # dev checkpoint, and evaluates it with fairseq-validate. --jobs 2 runs two fine-tunings side by side with
 # one thread each. A finished run (its .score file) is skipped, so the script resumes; one made with other options
 # (another --updates-CoLA) stops the script before anything trains, naming what differs.
-# Then: .venv/bin/python scripts/summarize_glue.py (mean and spread per task and model).
+# Then: .venv/bin/python examples/encoders/summarize_glue.py (mean and spread per task and model).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TASKS="CoLA SST-2"
 ARCHS="roberta_baseline_small roberta_sgnet_small roberta_sla_small"
 SEEDS="1 2 3"
 declare -A UPDATES=([CoLA]=800 [SST-2]=1500)
 JOBS=2
-RES=$ROOT/results/glue
+RES=$ROOT/results/encoders
 DATA_ROOT=$ROOT/work/glue
 while [ $# -gt 0 ]; do
   case $1 in
@@ -45,7 +45,7 @@ console_scripts
 runs=()
 for task in $TASKS; do for seed in $SEEDS; do for arch in $ARCHS; do runs+=("$task $arch $seed"); done; done; done
 # before anything trains: every finished run (its .score) was made with these options; else stop, naming its log
-# and what differs (scripts/run_options.py)
+# and what differs (fairseq_syntax/studies/run_options.py)
 for r in "${runs[@]}"; do
   read -r task arch seed <<< "$r"
   [ -f "$RES/${task}_${arch}_seed$seed.score" ] || continue
@@ -103,4 +103,4 @@ for r in "${runs[@]}"; do
   if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
 done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
-python scripts/summarize_glue.py --results "$RES"
+python examples/encoders/summarize_glue.py --results "$RES"

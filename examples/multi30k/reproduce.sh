@@ -2,7 +2,7 @@
 # Converged comparison on Multi30k EN->DE: the vanilla transformer, SG-Net, and SG-Net's controls, several seeds,
 # each trained until validation loss stops improving, the best checkpoint scored on every prepared test set.
 #
-#   bash scripts/reproduce_multi30k.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--min-delta D]
+#   bash examples/multi30k/reproduce.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--min-delta D]
 #                                      [--max-update N] [--max-len-b N] [--fp16] [--out DIR] [--readme FILE]
 #                                      [--no-summary | --summary-only | --status]
 #
@@ -28,15 +28,15 @@
 # --fp16 trains in half precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README
 # table unless --readme): the summary records each run's precision and device, and refuses to average across them.
 # Hypotheses, compressed logs and the α of learned-α runs go to results/multi30k/ (or --out); then
-# scripts/summarize_multi30k.py writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired
-# bootstrap per seed) and the table into README.md's multi30k-summary block (--readme FILE for another file; with
+# examples/multi30k/summarize.py writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired
+# bootstrap per seed) and the table into examples/multi30k/README.md's multi30k-summary block (--readme FILE for another file; with
 # --out, only if --readme is given).
 # --summary-only writes the summary of the runs finished so far and trains nothing; --status says where each run is.
 # The data are $MULTI30K_DATA (default work/multi30k): a finished preparation there is used as it was made;
 # otherwise data-prep/multi30k.sh prepares the full corpus there. The summary scores the committed hypotheses
 # against that folder's references, so it must hold the full test sets, not a --max-eval slice.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RUNS="vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1
       sgnet_random_trees:2 vanilla_plus1:2 sgnet_learn_alpha:1 sgnet_learn_alpha:2
       sgnet_first_head:1 sgnet_first_head:2"
@@ -79,7 +79,7 @@ if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or
   [ "$SUMMARY" = only ] || [ "$SUMMARY" = status ] || require_gpu reproduce
 fi
 [ "$RES" != default ] || RES=$ROOT/results/multi30k
-[ "$README_MD" != default ] || README_MD=$ROOT/README.md
+[ "$README_MD" != default ] || README_MD=$ROOT/examples/multi30k/README.md
 : "${MULTI30K_DIR:=}"
 if [ -z "$MULTI30K_DIR" ] && [ -f "$ROOT/../shared/data/multi30k/train.en.gz" ]; then
   MULTI30K_DIR=$ROOT/../shared/data/multi30k
@@ -89,14 +89,14 @@ DATA=${MULTI30K_DATA:-$ROOT/work/multi30k}
 CKPTS=${MULTI30K_CHECKPOINTS:-$ROOT/work/checkpoints}
 U=$(fairseq-syntax-user-dir)
 
-stopping_rule() {  # stopping_rule LOG [--describe]: the next epoch to train to, or stop (scripts/early_stopping.py)
-  python "$ROOT/scripts/early_stopping.py" "$1" --metric loss --patience "$PATIENCE" --min-delta "$MIN_DELTA" \
+stopping_rule() {  # stopping_rule LOG [--describe]: the next epoch to train to, or stop (fairseq_syntax/studies/early_stopping.py)
+  python -m fairseq_syntax.studies.early_stopping "$1" --metric loss --patience "$PATIENCE" --min-delta "$MIN_DELTA" \
     --max-update "$MAX_UPDATE" "${@:2}"
 }
 summarize() {  # the table of the finished runs: summary.json, summary.md and the README block
   local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
   mkdir -p "$RES"
-  python "$ROOT/scripts/summarize_multi30k.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
+  python "$ROOT/examples/multi30k/summarize.py" --data "$DATA" --results "$RES" --patience "$PATIENCE" \
     --min-delta "$MIN_DELTA" --max-update "$MAX_UPDATE" --planned "$RUNS" "${readme[@]}"
 }
 kept_in_results() {  # kept_in_results SYSTEM SEED: its kept log says it stopped, and every test set has hypotheses
@@ -133,7 +133,7 @@ system_flags() {  # system_flags NAME: --task and --arch and what else the syste
 
 # before anything is prepared or trains: every run found here (its checkpoints' log) or in the results (its kept
 # log) was trained with these options and, if finished, stopped where this rule stops it; else stop, naming the log
-# and what differs (scripts/run_options.py, scripts/early_stopping.py --agrees)
+# and what differs (fairseq_syntax/studies/run_options.py, fairseq_syntax/studies/early_stopping.py --agrees)
 HINT="Give another --out and MULTI30K_CHECKPOINTS, or remove that run's log and checkpoints to train it again"
 for run in $RUNS; do
   sys=${run%%:*} seed=${run##*:}
@@ -209,7 +209,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
   # uninterrupted one would (fairseq's own --patience restarts its count on resume); and a process that goes on
   # into the next epoch trains it differently from one resumed there (fairseq keeps the batches it made in a
-  # process's first epoch; docs/results.md, "Why one process per epoch"), so only this makes a resume exact
+  # process's first epoch; examples/multi30k/README.md, "Why one process per epoch"), so only this makes a resume exact
   while [ ! -f "$ck/done" ]; do
     epoch=$(stopping_rule "$log")
     if [ "$epoch" = stop ]; then
@@ -241,7 +241,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
   done
   if [[ " $flags " == *" --sgnet-learn-alpha "* ]]; then  # the α it learned (checkpoints are not committed)
     mkdir -p "$RES/learned_alpha"
-    atomic "$RES/learned_alpha/${sys}_seed$seed.json" python "$ROOT/scripts/learned_alpha.py" "$ck/checkpoint_best.pt"
+    atomic "$RES/learned_alpha/${sys}_seed$seed.json" python -m fairseq_syntax.studies.learned_alpha "$ck/checkpoint_best.pt"
   fi
   echo "[reproduce] $sys seed $seed scored on: $TESTS" >&2
 }

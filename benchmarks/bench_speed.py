@@ -9,7 +9,7 @@ only) doing the same training steps.
 Generation decodes as many steps as the source is long (match_source_len), so both models do the same
 work whatever they output.
 
-    .venv/bin/python scripts/bench_speed.py --data work/multi30k/bin [--rounds 5] [--steps 8]
+    .venv/bin/python benchmarks/bench_speed.py --data work/multi30k/bin [--rounds 5] [--steps 8]
 """
 import argparse
 import json
@@ -107,7 +107,7 @@ def main():
     p.add_argument("--gen-sentences", type=int, default=96)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-tokens", type=int, default=4096)
-    p.add_argument("--out", default=str(ROOT / "results/bench_speed.json"))
+    p.add_argument("--out", default=str(ROOT / "results/benchmarks/bench_speed.json"))
     p.add_argument("--memory-probe", default=None, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.memory_probe:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Fine-tune roberta_baseline, roberta_sgnet and roberta_sla (and SG-Net's controls) from the lifted MiniLM-L6
 # weights on RACE, same budget and seeds for every system; score the last checkpoint on RACE dev (RACE-M,
-# RACE-H and RACE) with per-question predictions, and summarize with paired tests (scripts/summarize_race.py).
+# RACE-H and RACE) with per-question predictions, and summarize with paired tests (examples/race/summarize.py).
 #
-#   bash scripts/reproduce_race.sh [--recipe cpu|gpu] [--systems "baseline sgnet sla"] [--seeds "1"]
+#   bash examples/race/reproduce.sh [--recipe cpu|gpu] [--systems "baseline sgnet sla"] [--seeds "1"]
 #                                  [--train-subset train|train-middle|train-high] [--updates N] [--epochs E]
 #                                  [--batch-size B] [--lr LR] [--max-length P] [--eval-split valid]
 #                                  [--data work/race/bin] [--out results/race] [--tag NAME] [--jobs N]
@@ -27,12 +27,12 @@
 # the last checkpoint is scored, so dev is never used to choose. A finished run (its .eval.json) is skipped;
 # a stopped one resumes from its checkpoint_last.pt (saved every 50 updates); one made with other options (or
 # scored on another split) stops the script before anything trains. --jobs N trains N runs side by
-# side, the cores split among them. Results go to results/race, the summary's table into README.md's
+# side, the cores split among them. Results go to results/race, the summary's table into examples/race/README.md's
 # race-summary block (results/race_gpu and race-gpu-summary for --recipe gpu; with --out, into a README only
 # if --readme is given). --max-hours H stops each training after H hours (fairseq's --stop-time-hours: a
 # lease's limit); the summary then reports the updates reached, read from the training log.
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RECIPE=cpu
 SYSTEMS="baseline sgnet sla"
 SEEDS="1"
@@ -103,7 +103,7 @@ need_int --updates "$UPDATES" 1
 BLOCK=race-summary
 [ "$RECIPE" = cpu ] || BLOCK=race-gpu-summary
 [ "$RES" != default ] || RES=results/race$([ "$RECIPE" = cpu ] || echo _gpu)
-[ "$README_MD" != default ] || README_MD=README.md
+[ "$README_MD" != default ] || README_MD=examples/race/README.md
 mkdir -p "$RES"
 [ -f "$PRETRAINED/model.pt" ] || fairseq-syntax-convert-bert --out "$PRETRAINED"
 U=$(fairseq-syntax-user-dir)
@@ -125,7 +125,7 @@ system_args() {
 }
 for s in $SYSTEMS; do system_args "$s" > /dev/null; done
 
-run_keys() {  # run_keys SYSTEM SEED: the fairseq options that make this run what it is (scripts/run_options.py)
+run_keys() {  # run_keys SYSTEM SEED: the fairseq options that make this run what it is (fairseq_syntax/studies/run_options.py)
   local keys=(seed="$2" lr="$LR" batch_size="$BSZ" max_update="$UPDATES" max_input_length="$MAXPOS"
               train_subset="$TRAIN_SUBSET" fp16=$([ "$RECIPE" = gpu ] && echo True || echo False))
   # shellcheck disable=SC2046
@@ -217,4 +217,4 @@ done
 for p in "${pids[@]}"; do wait "$p" || exit 1; done
 readme=()
 [ -z "$README_MD" ] || readme=(--readme "$README_MD" --block "$BLOCK")
-python scripts/summarize_race.py --results "$RES" --tag "${TAG%_}" --figure "$RES/${TAG}question_length.png" "${readme[@]}"
+python examples/race/summarize.py --results "$RES" --tag "${TAG%_}" --figure "$RES/${TAG}question_length.png" "${readme[@]}"

@@ -1,9 +1,9 @@
-"""Summarize the Multi30k runs of scripts/reproduce_multi30k.sh: convergence, sacreBLEU per test set, seeds, p-values.
+"""Summarize the Multi30k runs of examples/multi30k/reproduce.sh: convergence, sacreBLEU per test set, seeds, p-values.
 
-    python scripts/summarize_multi30k.py --data work/multi30k --results results/multi30k
+    python examples/multi30k/summarize.py --data work/multi30k --results results/multi30k
 
 Writes ``summary.json`` and ``summary.md`` into --results, and with ``--readme`` the mean ± std table into the
-README's ``multi30k-summary`` block (scripts/readme_block.py). Each run's convergence (epochs, best epoch and
+README's ``multi30k-summary`` block (fairseq_syntax/studies/readme_block.py). Each run's convergence (epochs, best epoch and
 update by validation loss, why it stopped) is read from its compressed training log; scores come from the
 hypotheses in ``hyp/`` against the raw references of every test set in ``testsets.tsv``. Per system and test
 set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
@@ -15,7 +15,7 @@ the parse is what matters, vanilla + 1 layer against SG-Net whether the extra la
 runs (stopped by patience or the update cap) are scored; ``--planned`` (the reproduce script's runs) says which
 are still missing. Each run's precision and device come from its log (training_log.py); runs trained in
 different precisions are refused rather than averaged. The α a learned-α run settled on comes from
-``learned_alpha/`` (written by the reproduce script with scripts/learned_alpha.py).
+``learned_alpha/`` (written by the reproduce script with fairseq_syntax/studies/learned_alpha.py).
 """
 from __future__ import annotations
 
@@ -27,11 +27,11 @@ import statistics
 import sys
 from pathlib import Path
 
-from early_stopping import convergence
+from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
-from readme_block import replace_block
-from seed_statistics import format_seed_test, seed_test
-from training_log import one_setup, training_setup
+from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.seed_statistics import format_seed_test, seed_test
+from fairseq_syntax.studies.training_log import one_setup, training_setup
 
 BASELINE = "vanilla"
 SGNET = "sgnet"
@@ -69,7 +69,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
         conv = convergence(str(log), "loss", patience, max_update, min_delta=min_delta)
         run = runs.setdefault(system, {})[seed] = {"convergence": conv, "training": training_setup(str(log)),
                                                    "scores": {}}
-        alpha = results / "learned_alpha" / f"{system}_seed{seed}.json"  # written by scripts/learned_alpha.py
+        alpha = results / "learned_alpha" / f"{system}_seed{seed}.json"  # written by fairseq_syntax/studies/learned_alpha.py
         if conv["stopped"] and alpha.exists():
             try:
                 run["learned_alpha"] = json.loads(alpha.read_text(encoding="utf-8"))
@@ -277,14 +277,14 @@ def main(argv=None) -> int:
     p.add_argument("--bootstrap", type=int, default=1000)
     p.add_argument("--planned", default=None, help='the runs planned, "SYSTEM:SEED ...": the table says which are missing')
     p.add_argument("--readme", type=Path, default=None,
-                   help="also write the table into this file's multi30k-summary block (README.md)")
+                   help="also write the table into this file's multi30k-summary block (examples/multi30k/README.md)")
     args = p.parse_args(argv)
     if not (args.data and args.results):
         p.error("give --data and --results")
     try:
         summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap, args.min_delta)
     except ValueError as e:  # a log or hypothesis file that does not fit: its message names it
-        p.exit(1, f"summarize_multi30k.py: error: {e}\n")
+        p.exit(1, f"examples/multi30k/summarize.py: error: {e}\n")
     if args.planned:
         summary["planned_runs"] = [f"{s}:{k}" for s, k in planned_runs(args.planned)]
     if args.readme:

@@ -2,7 +2,7 @@
 # Train BiDAF-SA-Early with and without CorefAll supervision on the prepared LAMBADA data, same budget,
 # and evaluate both on the LAMBADA dev set (the `test` split of data-prep/lambada.sh).
 #
-#   bash scripts/reproduce_lambada.sh [--data work/lambada/bin] [--updates 1000] [--warmup 250]
+#   bash examples/lambada/reproduce.sh [--data work/lambada/bin] [--updates 1000] [--warmup 250]
 #                                     [--batch-size 32] [--seeds "1"] [--runs "sa_early sa_early_corefall"]
 #                                     [--jobs 2] [--out results/lambada] [--stopwords FILE]
 #                                     [--converge [--valid-interval 500] [--patience 5] [--max-update 30000]]
@@ -14,14 +14,14 @@
 # (inverse square root after --warmup updates), dropout 0.1, weights averaged with decay 0.9999; the
 # best checkpoint by valid accuracy (chu_sample_valid, checked 10 times) is evaluated with
 # fairseq-syntax-lambada-eval (accuracies in {run}_seed{s}.eval.json, one line per instance in .pred.jsonl.gz),
-# and scripts/summarize_lambada.py tabulates them with exact McNemar tests between runs. --jobs 2 trains
+# and examples/lambada/summarize.py tabulates them with exact McNemar tests between runs. --jobs 2 trains
 # two runs side by side, the cores split among them. A finished run (its .eval.json and .pred.jsonl.gz) is skipped,
 # so the script resumes; a stopped run continues from checkpoint_last. One made with other options (its log's
 # fairseq configuration, or where the stopping rule ends it) stops the script before anything trains.
 # --converge trains until valid accuracy has not improved for --patience validations (one every
-# --valid-interval updates; capped at --max-update), decided from the whole log by scripts/early_stopping.py,
+# --valid-interval updates; capped at --max-update), decided from the whole log by fairseq_syntax/studies/early_stopping.py,
 # so an interrupted run stops where an uninterrupted one would. --tag prefixes the run names (e.g. converged).
-# The summary's table also goes into README.md's lambada-summary block (--readme FILE for another file; with
+# The summary's table also goes into examples/lambada/README.md's lambada-summary block (--readme FILE for another file; with
 # --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
 # results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
 # --status says where each run of the same options stands (finished, its dev accuracy; or its validations so far)
@@ -31,7 +31,7 @@
 # are only importable (a lent GPU, ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts
 # (data-prep/common.sh).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DATA=$ROOT/work/lambada/bin
 UPDATES=1000
 WARMUP=250
@@ -91,13 +91,13 @@ if [ ${#EXTRA[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite o
 fi
 [ "$RES" != default ] || RES=$ROOT/results/lambada
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
-[ "$README_MD" != default ] || README_MD=$ROOT/README.md
+[ "$README_MD" != default ] || README_MD=$ROOT/examples/lambada/README.md
 cd "$ROOT"
 finished() {  # finished NAME: its evaluation and predictions are in the results
   [ -f "$RES/$1.eval.json" ] && [ -f "$RES/$1.pred.jsonl.gz" ]
 }
 stopping_rule() {  # stopping_rule LOG [--describe]: "stop", the next --max-update, or where the run stands
-  python scripts/early_stopping.py "$1" --metric accuracy --maximize --patience "$PATIENCE" \
+  python -m fairseq_syntax.studies.early_stopping "$1" --metric accuracy --maximize --patience "$PATIENCE" \
     --max-update "$MAX_UPDATE" --interval "$INTERVAL" "${@:2}"
 }
 if [ "$STATUS" = 1 ]; then  # where each run stands, from its results or its log; trains nothing
@@ -110,7 +110,7 @@ if [ "$STATUS" = 1 ]; then  # where each run stands, from its results or its log
     elif [ -f "$log" ] && [ "$CONVERGE" = 1 ]; then
       state=$(stopping_rule "$log" --describe)
     elif [ -f "$log" ]; then
-      state=$(python scripts/early_stopping.py "$log" --metric accuracy --maximize --patience 0 \
+      state=$(python -m fairseq_syntax.studies.early_stopping "$log" --metric accuracy --maximize --patience 0 \
         --max-update "$UPDATES" --interval "$INTERVAL" --describe)
     else state="not started"; fi
     echo "$TAG$run seed $seed: $state"
@@ -181,7 +181,7 @@ summarize() {  # summarize DIR [README]: the table and paired tests of the runs 
   [ -z "${2:-}" ] || sum_args+=(--readme "$2")
   inst=$(dirname "$DATA")/raw/test.inst.jsonl  # for the most-frequent-context-word reference
   if [ -f "$inst" ] && [ -f "$STOPWORDS" ]; then sum_args+=(--instances "$inst" --stopwords "$STOPWORDS"); fi
-  python scripts/summarize_lambada.py "${sum_args[@]}"
+  python examples/lambada/summarize.py "${sum_args[@]}"
 }
 
 in_slots() {  # in_slots FUNC: FUNC RUN SEED for every run and seed, --jobs at a time; a slot is refilled as soon as
@@ -206,7 +206,7 @@ snapshot() {  # snapshot RUN SEED: an unfinished run's best checkpoint so far, s
   evaluate "$name" "$ck" "$RES/snapshot"
 }
 
-run_keys() {  # run_keys RUN SEED: the fairseq options that make this run what it is (scripts/run_options.py)
+run_keys() {  # run_keys RUN SEED: the fairseq options that make this run what it is (fairseq_syntax/studies/run_options.py)
   local keys=(seed="$2" batch_size="$BSZ" lr=0.001 warmup_updates="$WARMUP" dropout=0.1)
   keys+=(fp16=$([ ${#EXTRA[@]} -gt 0 ] && echo True || echo False))
   # shellcheck disable=SC2046

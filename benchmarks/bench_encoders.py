@@ -5,8 +5,8 @@ All three start from the same lifted weights (work/minilm/model.pt), see the sam
 same threads, and run interleaved (the order rotates every round); each round's ratio is taken against
 the baseline's run in the same round, and the median over rounds is reported.
 
-    .venv/bin/python scripts/bench_encoders.py --data work/glue/CoLA/bin [--rounds 9] [--steps 6] [--threads 2]
-    .venv/bin/python scripts/bench_encoders.py --ranking --data work/race/bin --max-positions 384 --batch-size 2 \
+    .venv/bin/python benchmarks/bench_encoders.py --data work/glue/CoLA/bin [--rounds 9] [--steps 6] [--threads 2]
+    .venv/bin/python benchmarks/bench_encoders.py --ranking --data work/race/bin --max-positions 384 --batch-size 2 \
         [--size base] --out results/race/bench_encoders_small.json   # RACE: 4 choices x 384 positions
 
 ``--ranking`` measures the multiple-choice task (``syntax_sentence_ranking``, fairseq's ``sentence_ranking``
@@ -33,7 +33,7 @@ def main():
     p.add_argument("--steps", type=int, default=6, help="training steps per model per round")
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--out", default=str(ROOT / "results/bench_encoders.json"))
+    p.add_argument("--out", default=str(ROOT / "results/benchmarks/bench_encoders.json"))
     p.add_argument("--ranking", action="store_true", help="multiple choice (RACE) instead of classification")
     p.add_argument("--max-positions", type=int, default=512)
     p.add_argument("--size", choices=("small", "base"), default="small")

@@ -20,10 +20,8 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from training_log import is_start, open_log  # noqa: E402
-
-from fairseq_syntax.atomic import atomic_path  # noqa: E402
+from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.studies.training_log import is_start, open_log
 
 INNER = re.compile(r"\| train_inner \| .*?\bwps=([0-9.]+), .*?\bwpb=([0-9.]+), .*?\bnum_updates=(\d+)")
 

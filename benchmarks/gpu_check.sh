@@ -2,15 +2,15 @@
 # On a GPU: fp16 training of every model family for a few hundred updates, then transformer-base throughput
 # (SG-Net against vanilla) at --max-tokens 32768 with fairseq's default --num-workers. Prints one table.
 #
-#   bash scripts/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
+#   bash benchmarks/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
 #                             [--race work/race/bin]
 #                             [--updates 300] [--speed-updates 150] [--speed-rounds 2] [--speed-max-tokens 32768]
-#                             [--out results/gpu_check.md] [--logs DIR] [--cpu] [--speed-only]
+#                             [--out results/benchmarks/gpu_check.md] [--logs DIR] [--cpu] [--speed-only]
 #
 # Uses the fairseq-train on PATH (else a wrapper, data-prep/common.sh: console_scripts) and this checkout as
 # --user-dir (no install needed). A family whose data is not given is reported as not run. Each training must end
 # with a finite loss. Throughput: --speed-rounds rounds of transformer_wmt_en_de and transformer_sgnet_wmt_en_de
-# on the same batches, the order alternating by round, logged every update; scripts/train_speed.py gives SG-Net's
+# on the same batches, the order alternating by round, logged every update; benchmarks/train_speed.py gives SG-Net's
 # words/s over vanilla's, steady (median update after the first 20) and overall (epoch starts included), the
 # median over rounds (goal >= 0.93). --out is rewritten after every run, so a call cut short keeps the rows it
 # finished; --logs keeps fairseq's logs (default: a temporary folder, removed). --cpu trains in fp32 on the CPU,
@@ -127,7 +127,7 @@ elif [ -n "$M30K" ]; then
       fi
     done
   done
-  RATIO=$(python "$ROOT/scripts/train_speed.py" --baseline "${base[@]}" --candidate "${cand[@]}" \
+  RATIO=$(python "$ROOT/benchmarks/train_speed.py" --baseline "${base[@]}" --candidate "${cand[@]}" \
     --skip $((SPEED_UPDATES < 40 ? 0 : 20)) --json "$LOGS/speed.json" --line) || RATIO="not measured (see the logs)"
   table "in progress"
 else

@@ -12,13 +12,13 @@ supervised system (``..._corefall`` and the like) the McNemar p against its unsu
 without the signal) of the same seed, and over seeds the difference of the mean accuracies with Welch's t-test p
 (seed_statistics.py), which also counts how much seeds differ. How far each run trained comes from its training
 log: the best update by validation accuracy, and whether ``--patience`` validations without improvement (or
-``--max-update``) ended it, which is what ``reproduce_lambada.sh --converge`` trains to; a run that ended
+``--max-update``) ended it, which is what ``examples/lambada/reproduce.sh --converge`` trains to; a run that ended
 otherwise, or validated at other spacings than ``--valid-interval`` (whose patience counts shorter stretches), is
 reported as a fixed budget, not as converged. Each run's precision and device come from the same
 log (training_log.py); runs of different precisions are refused rather than averaged. Under the table, a reading
 says the same in words for each supervised system (told apart or not at p < ALPHA), so prose beside the table never
 keeps old numbers. Writes ``summary.json`` and ``summary.md``; with ``--readme`` the table and its reading also go
-into that file's ``lambada-summary`` block (scripts/readme_block.py).
+into that file's ``lambada-summary`` block (fairseq_syntax/studies/readme_block.py).
 """
 from __future__ import annotations
 
@@ -30,14 +30,14 @@ import re
 import statistics
 from pathlib import Path
 
-from early_stopping import convergence
+from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
-from readme_block import replace_block
-from seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
-from training_log import one_setup, training_setup
+from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
+from fairseq_syntax.studies.training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
-SIGNALS = ("corefall", "narrative", "depparse")  # the run-name suffixes of reproduce_lambada.sh's supervised runs
+SIGNALS = ("corefall", "narrative", "depparse")  # the run-name suffixes of examples/lambada/reproduce.sh's supervised runs
 ALPHA = 0.05  # the level at which the reading calls a difference told apart
 
 
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
     res = Path(a.results)
     runs = {f.name[: -len(".eval.json")]: json.loads(f.read_text()) for f in sorted(res.glob("*.eval.json"))}
     if not runs:
-        raise SystemExit(f"no *.eval.json in {res}: run scripts/reproduce_lambada.sh first")
+        raise SystemExit(f"no *.eval.json in {res}: run examples/lambada/reproduce.sh first")
     print("| run | " + " | ".join(ROWS) + " |")
     print("|---" * (len(ROWS) + 1) + "|")
     for name, r in runs.items():
@@ -240,7 +240,7 @@ def main(argv=None) -> int:
         trained = one_setup({f"{system} seed {seed}": r["training"] for system, row in systems.items()
                              for seed, r in row["runs"].items()}, str(res))
     except ValueError as e:
-        p.exit(1, f"summarize_lambada.py: error: {e}\n")
+        p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
     summary = {"runs": runs, "paired_tests": tests,
                "stopping": {"patience_validations": a.patience, "max_update": a.max_update},
                "systems": systems, "trained": trained}

@@ -2,11 +2,11 @@
 """The paper's Figure 5 (BLEU by source length, two systems) and Figure 6 (an SDOI mask next to the
 syntax-guided attention weights of one test sentence), as PNG files.
 
-    .venv/bin/python scripts/plot_figures.py --data work/multi30k/bin \
+    .venv/bin/python examples/multi30k/plot_figures.py --data work/multi30k/bin \
         --checkpoint work/checkpoints/multi30k_sgnet_seed1/checkpoint_best.pt --sentence 3 \
         [--src work/multi30k/tok/test.en --ref work/multi30k/raw/test.de \
          --hyp baseline=results/multi30k/hyp_transformer_seed1.de --hyp SG-Net=results/multi30k/hyp_sgnet_seed1.de] \
-        [--out results/figures]
+        [--out results/multi30k/figures]
 """
 import argparse
 import json
@@ -15,7 +15,7 @@ from pathlib import Path
 
 logging.getLogger("matplotlib").setLevel(logging.WARNING)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUCKETS = [(1, 9), (10, 14), (15, 19), (20, 24), (25, 1000)]
 
 
@@ -92,7 +92,7 @@ def main():
     p.add_argument("--src", help="tokenized source of the test set (Figure 5 buckets)")
     p.add_argument("--ref", help="detokenized references")
     p.add_argument("--hyp", action="append", default=[], help="NAME=FILE, detokenized hypotheses in test order")
-    p.add_argument("--out", default=str(ROOT / "results/figures"))
+    p.add_argument("--out", default=str(ROOT / "results/multi30k/figures"))
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """Data-path throughput: each syntax task against its vanilla counterpart, same data, same batches.
 
-    python scripts/bench_loader.py --multi30k work/multi30k/bin --cola work/glue/CoLA/bin \
-        --conll work/conll2003/bin --lambada work/lambada/bin --rounds 5 --out results/bench_loader.json
+    python benchmarks/bench_loader.py --multi30k work/multi30k/bin --cola work/glue/CoLA/bin \
+        --conll work/conll2003/bin --lambada work/lambada/bin --rounds 5 --out results/benchmarks/bench_loader.json
 
 Whole epochs of the training split are drawn through ``task.get_batch_iterator`` (``--max-tokens``, 32,768
 by default, ``num_workers=0``: the loader's own work, in this process) until ``--min-seconds`` have passed,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Table of the RACE runs (results/race/*.eval.json, from scripts/reproduce_race.sh) and paired tests between them.
+"""Table of the RACE runs (results/race/*.eval.json, from examples/race/reproduce.sh) and paired tests between them.
 
 Per system: accuracy on RACE-M, RACE-H and RACE dev (RACE = all questions of both levels, so weighted by
 question), mean ± sample std over seeds, and the exact one-sided binomial p of beating chance (25 %) for every
@@ -19,8 +19,8 @@ import statistics
 from pathlib import Path
 
 from fairseq_syntax.atomic import atomic_path
-from readme_block import replace_block
-from seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
+from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
 ORDER = ["baseline", "sgnet", "sgnet_alone", "sgnet_nomask", "sgnet_random_trees", "sgnet_2layers",
          "sgnet_2layers_nomask", "sla"]
@@ -177,7 +177,7 @@ def length_figure(runs: dict, out: Path) -> None:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--results", default="results/race")
-    p.add_argument("--tag", default="", help="the runs of reproduce_race.sh --tag NAME")
+    p.add_argument("--tag", default="", help="the runs of examples/race/reproduce.sh --tag NAME")
     p.add_argument("--readme", default=None, help="also write the table into this file's --block block")
     p.add_argument("--block", default="race-summary",
                    help="the README block: race-summary (the CPU budget), race-gpu-summary (the GPU recipe)")
@@ -186,7 +186,7 @@ def main(argv=None) -> int:
     results = Path(a.results)
     runs = load_runs(results, a.tag)
     if not runs:
-        print(f"summarize_race: no runs in {results}")
+        print(f"examples/race/summarize.py: no runs in {results}")
         return 1
     summary = summarize(runs)
     name = f"{a.tag}_summary" if a.tag else "summary"

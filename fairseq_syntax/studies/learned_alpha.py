@@ -2,10 +2,10 @@
 
 SG-Net's dual aggregation mixes the SDOI layer's output with the vanilla encoder's, α·SDOI + (1 − α)·vanilla;
 with --sgnet-learn-alpha α is trained (as sigmoid of a logit), and where it ends says how much the converged model
-leans on the syntax-guided branch. Checkpoints are not committed, so scripts/reproduce_multi30k.sh records it here
-for the checkpoint it scores, and scripts/summarize_multi30k.py reports it.
+leans on the syntax-guided branch. Checkpoints are not committed, so examples/multi30k/reproduce.sh records it here
+for the checkpoint it scores, and examples/multi30k/summarize.py reports it.
 
-    python scripts/learned_alpha.py work/checkpoints/multi30k_sgnet_learn_alpha_seed1/checkpoint_best.pt
+    python -m fairseq_syntax.studies.learned_alpha work/checkpoints/multi30k_sgnet_learn_alpha_seed1/checkpoint_best.pt
 """
 from __future__ import annotations
 

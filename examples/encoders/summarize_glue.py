@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Mean and spread of the dev scores written by scripts/reproduce_glue.sh (results/glue/*.score)."""
+"""Mean and spread of the dev scores written by examples/encoders/reproduce_glue.sh (results/encoders/*.score)."""
 import argparse
 import json
 import statistics
@@ -7,7 +7,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from fairseq_syntax.atomic import atomic_path  # noqa: E402
 
@@ -35,12 +35,12 @@ def read_score(f: Path) -> dict:
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--results", default=str(ROOT / "results/glue"))
+    p.add_argument("--results", default=str(ROOT / "results/encoders"))
     args = p.parse_args()
     runs = defaultdict(list)
     files = sorted(Path(args.results).glob("*.score"))
     if not files:
-        raise SystemExit(f"error: no *.score in {args.results}: run scripts/reproduce_glue.sh first")
+        raise SystemExit(f"error: no *.score in {args.results}: run examples/encoders/reproduce_glue.sh first")
     for f in files:
         kv = read_score(f)
         runs[(kv["task"], kv["arch"])].append((kv["seed"], kv[METRIC.get(kv["task"], "accuracy")]))

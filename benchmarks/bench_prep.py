@@ -3,9 +3,9 @@
 
 Parses real newstest2014 English (tokenized like the pipeline) with spaCy at 1 and 2 worker
 processes, then times alignment to BPE subwords plus binarization of the heads. Prints a table
-and writes JSON (default results/bench_prep.json).
+and writes JSON (default results/benchmarks/bench_prep.json).
 
-    .venv/bin/python scripts/bench_prep.py [--sentences N] [--out results/bench_prep.json]
+    .venv/bin/python benchmarks/bench_prep.py [--sentences N] [--out results/benchmarks/bench_prep.json]
 """
 import argparse
 import json
@@ -29,7 +29,7 @@ def main():
     p.add_argument("--sentences", type=int, default=3003, help="how many sentences to parse (repeats the file)")
     p.add_argument("--shard-size", type=int, default=200)
     p.add_argument("--bpe-merges", type=int, default=8000)
-    p.add_argument("--out", default=str(ROOT / "results/bench_prep.json"))
+    p.add_argument("--out", default=str(ROOT / "results/benchmarks/bench_prep.json"))
     args = p.parse_args()
 
     from fairseq_syntax.cli.align import align_files

@@ -3,8 +3,8 @@
 
 g near 1: the layer reads its syntactic neighbourhood; near 0: global attention.
 
-    .venv/bin/python scripts/plot_sla_gates.py --checkpoint CK1 [--checkpoint CK2 ...] --data work/glue/CoLA/bin \
-        [--data DATA2 ...] [--split valid] [--out results/figures/sla_gates.png]
+    .venv/bin/python examples/encoders/plot_sla_gates.py --checkpoint CK1 [--checkpoint CK2 ...] --data work/glue/CoLA/bin \
+        [--data DATA2 ...] [--split valid] [--out results/encoders/sla_gates.png]
 
 Several checkpoints (e.g. one per seed or per task) are drawn side by side; their labels are the names of
 the checkpoint directories unless given as LABEL=PATH. One --data serves every checkpoint; or give one
@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 logging.getLogger("matplotlib").setLevel(logging.WARNING)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mean_gates(checkpoint, data, split, max_sentences=64):
@@ -60,7 +60,7 @@ def main():
     p.add_argument("--checkpoint", action="append", required=True, help="PATH or LABEL=PATH")
     p.add_argument("--data", action="append", required=True, help="once, or once per --checkpoint")
     p.add_argument("--split", default="valid")
-    p.add_argument("--out", default=str(ROOT / "results/figures/sla_gates.png"))
+    p.add_argument("--out", default=str(ROOT / "results/encoders/sla_gates.png"))
     args = p.parse_args()
     import matplotlib
 

@@ -1,4 +1,4 @@
-"""Comparing two systems over training seeds, for the summarizers (summarize_multi30k.py, summarize_lambada.py,
+"""Comparing two systems over training seeds, for the summarizers (examples/multi30k/summarize.py, examples/lambada/summarize.py,
 summarize_race.py).
 
 A paired test on one test set (bootstrap, McNemar) sees only which test items were drawn; two seeds of one
