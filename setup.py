@@ -44,6 +44,7 @@ setup(
             "fairseq-syntax-provenance = fairseq_syntax.cli.provenance:main",
             "fairseq-syntax-race = fairseq_syntax.race.prep:main",
             "fairseq-syntax-race-eval = fairseq_syntax.race.evaluate:main",
+            "fairseq-syntax-ner-eval = fairseq_syntax.cli.ner_eval:main",
             "fairseq-syntax-options = fairseq_syntax.cli.options:main",
         ]
     },

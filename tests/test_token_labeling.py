@@ -1,4 +1,5 @@
 """Token labeling (CoNLL-2003 NER): span F1, labels on first subwords, and the real-data path end to end."""
+import json
 import re
 
 import numpy as np
@@ -9,7 +10,7 @@ from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.data.token_labels import IGNORE, WordStartLabelsDataset
 from fairseq_syntax.text_prep.spans import f1, span_counts, spans
 
-from .conftest import ROOT, SHARED_DATA, run
+from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run
 
 
 def test_spans_follow_conlleval():
@@ -50,24 +51,114 @@ def test_a_batch_of_labels_is_padded_with_ignore():
     assert codes.collater([1, 0]).tolist() == [[0, 4, -2, 4, 4, -5, -5, 0], [0, 2, 0, 0, 0, 0, 0, 0]]
 
 
+# conlleval's readings, each against seqeval's default (conlleval) mode: (gold, predicted, expected spans of pred)
+HAND = [
+    # an entity at the sentence end
+    (["O", "B-PER", "I-PER"], ["O", "B-PER", "I-PER"], {("PER", 1, 3)}),
+    # an I- after O opens an entity (conlleval), in IOB1 gold and in a prediction
+    (["I-ORG", "I-ORG", "O", "I-LOC"], ["O", "I-ORG", "O", "I-LOC"], {("ORG", 1, 2), ("LOC", 3, 4)}),
+    # two adjacent entities of one type: IOB2 B- B-, and IOB1's I- then B-
+    (["B-PER", "B-PER", "O"], ["B-PER", "B-PER", "O"], {("PER", 0, 1), ("PER", 1, 2)}),
+    (["I-PER", "B-PER", "O"], ["I-PER", "I-PER", "O"], {("PER", 0, 2)}),
+    # an I- of another type ends one entity and opens the next
+    (["B-LOC", "I-LOC", "O"], ["B-LOC", "I-ORG", "O"], {("LOC", 0, 1), ("ORG", 1, 2)}),
+]
+
+
+@pytest.mark.parametrize("gold,pred,expected", HAND)
+def test_hand_cases_score_as_conlleval_and_seqeval(gold, pred, expected):
+    from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
+
+    from fairseq_syntax.text_prep.spans import entity_scores
+
+    assert spans(pred) == expected
+    ours = entity_scores([gold], [pred])
+    assert ours["precision"] == pytest.approx(100 * precision_score([gold], [pred]))
+    assert ours["recall"] == pytest.approx(100 * recall_score([gold], [pred]))
+    assert ours["f1"] == pytest.approx(100 * f1_score([gold], [pred]))
+    report = classification_report([gold], [pred], output_dict=True, zero_division=0)
+    for kind, s in ours["types"].items():
+        if s["gold"]:
+            assert s["f1"] == pytest.approx(100 * report[kind]["f1-score"]), kind
+
+
+def test_the_scheme_is_read_off_the_gold_tags():
+    from fairseq_syntax.text_prep.spans import tag_scheme
+
+    assert tag_scheme([["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "B-ORG"]]) == "IOB2"
+    assert tag_scheme([["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]]) == "IOB1"
+    assert tag_scheme([["S-PER", "O"]]) == "IOBES"
+    assert tag_scheme([(line.split()[-1] if line.strip() else "O") for line in
+                       (SHARED_DATA / "conll2003/test.txt").read_text().splitlines()
+                       if not line.startswith("-DOCSTART-")]) == "IOB2"  # the copy in ../shared is IOB2
+
+
+@pytest.fixture(scope="module")
+def conll(tmp_path_factory, minilm_converted):
+    """A slice of CoNLL-2003 prepared, and a roberta_sgnet_small fine-tuned on it for 5 updates."""
+    def build(out):
+        run(["bash", str(ROOT / "data-prep/conll2003.sh"), "--conll-dir", str(SHARED_DATA / "conll2003"), "--out",
+             str(out / "data"), "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1",
+             "--max-train", "120", "--max-eval", "40"])
+        user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
+        run(["fairseq-train", str(out / "data/bin"), "--user-dir", user_dir, "--task", "syntax_token_labeling",
+             "--criterion", "token_labeling", "--arch", "roberta_sgnet_small", "--restore-file",
+             str(minilm_converted / "model.pt"), "--reset-optimizer", "--reset-dataloader", "--reset-meters",
+             "--optimizer", "adam", "--lr", "5e-5", "--batch-size", "16", "--max-update", "5", "--save-dir",
+             str(out / "ck"), "--no-epoch-checkpoints", "--best-checkpoint-metric", "f1",
+             "--maximize-best-checkpoint-metric"], cwd=out)
+    return once_per_run(tmp_path_factory, "conll2003-sgnet-5", build)
+
+
 @pytest.mark.slow
-def test_conll2003_prepare_fine_tune_and_evaluate(tmp_path, minilm_converted):
-    out = tmp_path / "conll"
-    run(["bash", str(ROOT / "data-prep/conll2003.sh"), "--conll-dir", str(SHARED_DATA / "conll2003"), "--out", str(out),
-         "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1", "--max-train", "120",
-         "--max-eval", "40"])
+def test_ner_eval_equals_seqeval_on_real_predictions_and_writes_them_per_sentence(conll, tmp_path):
+    """fairseq-syntax-ner-eval on the CoNLL-2003 test slice: the figures seqeval computes from the same gold and
+    predicted tags, overall and per type; the scheme named; one line per sentence with the corpus words."""
+    from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
+
+    out = run([str(BIN / "fairseq-syntax-ner-eval"), str(conll / "data/bin"), "--path", str(conll / "ck/checkpoint_best.pt"),
+               "--split", "test", "--json", str(tmp_path / "e.json"), "--predictions", str(tmp_path / "p.jsonl"), "--cpu"])
+    assert "scheme=IOB2 (scored as conlleval)" in out.stdout
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    words = [line.split() for line in (conll / "data/raw/test.words").read_text().splitlines()]
+    labels = [line.split() for line in (conll / "data/raw/test.label").read_text().splitlines()]
+    assert [r["sentence"] for r in rows] == list(range(40)) and [r["words"] for r in rows] == words
+    assert [r["gold"] for r in rows] == labels
+    gold, pred = [r["gold"] for r in rows], [r["pred"] for r in rows]
+    e = json.loads((tmp_path / "e.json").read_text())
+    assert e["scheme"] == "IOB2" and e["sentences"] == 40 and e["gold"] == sum(len(spans(g)) for g in gold)
+    assert e["predicted"] > 0  # 5 updates predict entities: the comparison below is not of zeros
+    assert e["precision"] == pytest.approx(100 * precision_score(gold, pred))
+    assert e["recall"] == pytest.approx(100 * recall_score(gold, pred))
+    assert e["f1"] == pytest.approx(100 * f1_score(gold, pred))
+    report = classification_report(gold, pred, output_dict=True, zero_division=0)
+    for kind, s in e["types"].items():
+        if kind in report:
+            assert s["precision"] == pytest.approx(100 * report[kind]["precision"])
+            assert s["recall"] == pytest.approx(100 * report[kind]["recall"])
+
+
+def test_ner_eval_names_a_missing_split_and_a_missing_checkpoint(tmp_path):
+    (tmp_path / "bin/label").mkdir(parents=True)
+    (tmp_path / "bin/label/valid.bin").write_bytes(b"")
+    ck = tmp_path / "ck.pt"
+    ck.write_bytes(b"x")
+    out = run([str(BIN / "fairseq-syntax-ner-eval"), str(tmp_path / "bin"), "--path", str(ck)], check=False)
+    assert out.returncode == 1 and "no split 'test' (no label/test.bin); the splits there: valid" in out.stderr
+    out = run([str(BIN / "fairseq-syntax-ner-eval"), str(tmp_path / "bin"), "--path", str(tmp_path / "no.pt")], check=False)
+    assert out.returncode == 1 and "no.pt: no such checkpoint" in out.stderr
+
+
+@pytest.mark.slow
+def test_conll2003_prepare_fine_tune_and_evaluate(conll, tmp_path):
+    out = conll / "data"
     tags = (out / "bin/label/dict.txt").read_text().split()[::2]
     assert "O" in tags and set(tags) <= {"O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"}
     first = (out / "raw/train.words").read_text().splitlines()[0].split()
     assert first[:3] == ["EU", "rejects", "German"]  # real corpus tokens, case kept for the parser
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
     common = ["--user-dir", user_dir, "--task", "syntax_token_labeling", "--criterion", "token_labeling"]
-    run(["fairseq-train", str(out / "bin"), *common, "--arch", "roberta_sgnet_small", "--restore-file",
-         str(minilm_converted / "model.pt"), "--reset-optimizer", "--reset-dataloader", "--reset-meters",
-         "--optimizer", "adam", "--lr", "5e-5", "--batch-size", "16", "--max-update", "5", "--save-dir",
-         str(tmp_path / "ck"), "--no-epoch-checkpoints", "--best-checkpoint-metric", "f1",
-         "--maximize-best-checkpoint-metric"], cwd=tmp_path)
-    proc = run(["fairseq-validate", str(out / "bin"), *common, "--path", str(tmp_path / "ck/checkpoint_best.pt"),
+    proc = run(["fairseq-validate", str(out / "bin"), *common, "--path", str(conll / "ck/checkpoint_best.pt"),
                 "--batch-size", "16", "--valid-subset", "test"], cwd=tmp_path)
     m = re.search(r"valid on 'test' subset .*accuracy ([\d.]+) .*span_gold (\d+) .*f1 ([\d.]+)", proc.stdout + proc.stderr)
     assert m, (proc.stdout + proc.stderr)[-2000:]

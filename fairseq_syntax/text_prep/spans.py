@@ -35,3 +35,52 @@ def span_counts(gold: Iterable[Sequence[str]], pred: Iterable[Sequence[str]]) ->
 
 def f1(tp: float, n_pred: float, n_gold: float) -> float:
     return 0.0 if tp == 0 else 200.0 * tp / (n_pred + n_gold)
+
+
+def tag_scheme(rows: Iterable[Sequence[str]]) -> str:
+    """The scheme gold tags are written in: IOBES if any E-/S-, IOB1 if some entity opens with I- (the original
+    CoNLL-2003 release), else IOB2 (every entity opens with B-, as ../shared/data/conll2003 is)."""
+    iob1 = False
+    for row in rows:
+        prev = "O"
+        for tag in row:
+            if tag[:2] in ("E-", "S-"):
+                return "IOBES"
+            if tag.startswith("I-") and (prev == "O" or prev[2:] != tag[2:]):
+                iob1 = True
+            prev = tag
+    return "IOB1" if iob1 else "IOB2"
+
+
+def prf(tp: int, n_pred: int, n_gold: int) -> dict:
+    """Precision, recall and F1 in percent, as conlleval prints them (0 where a count is 0)."""
+    return {"precision": 100.0 * tp / n_pred if n_pred else 0.0, "recall": 100.0 * tp / n_gold if n_gold else 0.0,
+            "f1": f1(tp, n_pred, n_gold), "correct": tp, "predicted": n_pred, "gold": n_gold}
+
+
+def entity_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict:
+    """conlleval's figures: overall and per entity type, chunks counted as ``spans`` reads them, and token
+    accuracy. Sentences must pair up word for word."""
+    if len(gold) != len(pred):
+        raise ValueError(f"{len(gold)} gold sentences against {len(pred)} predicted")
+    by_type: dict = {}
+    tp = n_pred = n_gold = n_tok = ok_tok = 0
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        if len(g) != len(p):
+            raise ValueError(f"sentence {i + 1}: {len(g)} gold tags against {len(p)} predicted")
+        gs, ps = spans(g), spans(p)
+        tp += len(gs & ps)
+        n_pred += len(ps)
+        n_gold += len(gs)
+        n_tok += len(g)
+        ok_tok += sum(a == b for a, b in zip(g, p))
+        for kind, *_ in gs | ps:
+            by_type.setdefault(kind, [0, 0, 0])
+        for span in gs & ps:
+            by_type[span[0]][0] += 1
+        for span in ps:
+            by_type[span[0]][1] += 1
+        for span in gs:
+            by_type[span[0]][2] += 1
+    return {**prf(tp, n_pred, n_gold), "token_accuracy": 100.0 * ok_tok / n_tok if n_tok else 0.0,
+            "types": {k: prf(*v) for k, v in sorted(by_type.items())}}

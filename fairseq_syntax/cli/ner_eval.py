@@ -1,0 +1,138 @@
+"""fairseq-syntax-ner-eval: a token-labeling checkpoint on a prepared split, scored as conlleval scores it: entity
+precision, recall and F1 overall and per type, and one JSON line per sentence for paired tests between systems.
+
+    fairseq-syntax-ner-eval work/conll2003/bin --path checkpoints/ner_sgnet/checkpoint_best.pt --split test \\
+        --json test.eval.json --predictions test.pred.jsonl
+
+The gold tags are the split's binarized labels (what the model was trained against); the scheme they are written
+in (IOB2, as ../shared/data/conll2003 is, or IOB1, as the original release) is read off them and printed. Either
+is scored the conlleval way: an I- that does not continue an entity of its type opens one. Each line of
+``--predictions``: the sentence's number in the split, its words (from ``../raw/{split}.words`` where the
+preparation left them), the gold tags and the predicted ones.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+
+from ..atomic import atomic_path
+from ..cli.guards import check_outputs, files_under
+from ..text_prep.spans import entity_scores, tag_scheme
+
+TOOL = "fairseq-syntax-ner-eval"
+
+
+def predict(checkpoint: str, data: str, split: str, batch_size: int = 32, cpu: bool = False,
+            fp16: bool = False, model_and_task=None) -> tuple[list, list]:
+    """(gold, predicted) tag rows of every sentence of ``split``, in the split's order."""
+    import torch
+    from fairseq import utils
+
+    import fairseq_syntax
+
+    from ..checkpoint_compat import load_model_for
+    from ..data.token_labels import IGNORE
+
+    if model_and_task is None:
+        fairseq_syntax.register()
+        models, cfg, task = load_model_for(checkpoint, data, ("syntax_token_labeling",), TOOL)
+        model = models[0]
+    else:
+        model, task = model_and_task
+    model = model.eval()
+    use_cuda = torch.cuda.is_available() and not cpu
+    if fp16:
+        model = model.half()
+    if use_cuda:
+        model = model.cuda()
+    names = task.label_names()
+    dataset = task.load_dataset(split)
+    warnings.filterwarnings("ignore", message=".*pin_memory.*", category=UserWarning)
+    itr = task.get_batch_iterator(dataset, max_sentences=batch_size, max_positions=task.max_positions(),
+                                  ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
+    head = task.cfg.classification_head_name
+    gold, pred = [None] * len(dataset), [None] * len(dataset)
+    with torch.no_grad():
+        for sample in itr:
+            if use_cuda:
+                sample = utils.move_to_cuda(sample)
+            logits, _ = model(**sample["net_input"], features_only=True, classification_head_name=head)
+            keep = sample["target"].ne(IGNORE)
+            best = logits.argmax(-1)
+            for row, i in enumerate(sample["id"].tolist()):
+                k = keep[row]
+                gold[i] = [names[t] for t in sample["target"][row][k].tolist()]
+                pred[i] = [names[t] for t in best[row][k].tolist()]
+    missing = sum(g is None for g in gold)
+    if missing:
+        raise RuntimeError(f"{split}: {missing} sentences were not scored")
+    return gold, pred
+
+
+def read_words(data: str, split: str, gold: list) -> list | None:
+    path = os.path.join(os.path.dirname(os.path.abspath(data)), "raw", f"{split}.words")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        words = [line.split() for line in fh]
+    if len(words) != len(gold) or any(len(w) != len(g) for w, g in zip(words, gold)):
+        raise ValueError(f"{path}: does not pair up word for word with the binarized labels of {split!r} "
+                         f"({len(words)} sentences against {len(gold)}): prepared from another corpus?")
+    return words
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog=TOOL, description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", help="the bin/ folder of data-prep/conll2003.sh")
+    p.add_argument("--path", required=True, help="checkpoint")
+    p.add_argument("--split", default="test", help="test (the paper's number), valid, train")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--cpu", action="store_true")
+    p.add_argument("--fp16", action="store_true")
+    p.add_argument("--json", default=None, help="write the scores here")
+    p.add_argument("--predictions", default=None, help="write one JSON line per sentence here")
+    a = p.parse_args(argv)
+    if not os.path.isfile(a.path):
+        print(f"{TOOL}: error: {a.path}: no such checkpoint", file=sys.stderr)
+        return 1
+    try:
+        check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
+        if not os.path.isdir(a.data):
+            raise FileNotFoundError(f"{a.data}: no such data folder (the bin/ of data-prep/conll2003.sh)")
+        label_dir = os.path.join(a.data, "label")
+        have = sorted(f[:-len(".bin")] for f in os.listdir(label_dir) if f.endswith(".bin")) \
+            if os.path.isdir(label_dir) else []
+        if a.split not in have:
+            raise FileNotFoundError(f"{a.data}: no split {a.split!r} (no label/{a.split}.bin); the splits there: "
+                                    f"{', '.join(have) or 'none (is it the bin/ of data-prep/conll2003.sh?)'}")
+        gold, pred = predict(a.path, a.data, a.split, a.batch_size, a.cpu, a.fp16)
+        words = read_words(a.data, a.split, gold)
+    except (ValueError, FileNotFoundError, RuntimeError) as e:
+        print(f"{TOOL}: error: {e}", file=sys.stderr)
+        return 1
+    scores = entity_scores(gold, pred)
+    scheme = tag_scheme(gold)
+    result = {"split": a.split, "checkpoint": a.path, "scheme": scheme, "sentences": len(gold), **scores}
+    print(f"{a.split}\tscheme={scheme} (scored as conlleval)\tsentences={len(gold)}\tentities={scores['gold']}\t"
+          f"precision={scores['precision']:.2f}\trecall={scores['recall']:.2f}\tf1={scores['f1']:.2f}\t"
+          f"token_accuracy={scores['token_accuracy']:.2f}")
+    for kind, s in scores["types"].items():
+        print(f"{a.split}\t{kind}\tprecision={s['precision']:.2f}\trecall={s['recall']:.2f}\tf1={s['f1']:.2f}\t"
+              f"gold={s['gold']}\tpredicted={s['predicted']}")
+    if a.json:
+        with atomic_path(a.json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1)
+    if a.predictions:
+        with atomic_path(a.predictions) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            for i, (g, q) in enumerate(zip(gold, pred)):
+                row = {"sentence": i, **({"words": words[i]} if words else {}), "gold": g, "pred": q}
+                fh.write(json.dumps(row) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
