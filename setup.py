@@ -45,6 +45,7 @@ setup(
             "fairseq-syntax-race = fairseq_syntax.race.prep:main",
             "fairseq-syntax-race-eval = fairseq_syntax.race.evaluate:main",
             "fairseq-syntax-ner-eval = fairseq_syntax.cli.ner_eval:main",
+            "fairseq-syntax-sentence-eval = fairseq_syntax.cli.sentence_eval:main",
             "fairseq-syntax-options = fairseq_syntax.cli.options:main",
         ]
     },

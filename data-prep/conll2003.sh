@@ -3,11 +3,13 @@
 # for --task syntax_token_labeling (one tag per word, predicted at the word's first WordPiece).
 #
 #   bash data-prep/conll2003.sh [--conll-dir DIR] [--out DIR] [--pretrained DIR] [--parser auto|stanza|spacy]
-#                               [--workers N] [--max-train N] [--max-eval N]
+#                               [--workers N] [--max-train N] [--max-eval N] [--random-trees SEED]
 #
 # --conll-dir (or $CONLL2003_DIR) holds train.txt, valid.txt and test.txt (the shared task's distribution,
 # which needs the Reuters agreement: there is no public download). The parser parses the corpus tokens as
 # they are; each token's WordPieces (BERT's own split of it) form one word of the tree.
+# --random-trees SEED also writes SG-Net's and SLA's random-tree control beside the heads
+# (input0/{split}.randheads: a random tree over the same words of every sentence; train with --heads-suffix randheads).
 # Re-running skips finished stages (data-prep/common.sh).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -20,6 +22,7 @@ PARSER=auto
 WORKERS=2
 MAX_TRAIN=0
 MAX_EVAL=0
+RANDOM_TREES=
 while [ $# -gt 0 ]; do
   case $1 in
     --conll-dir) need_value "$@"; DIR=$2; shift 2 ;;
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
     --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
     --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
+    --random-trees) need_value "$@"; RANDOM_TREES=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -38,6 +42,7 @@ need_parser "$PARSER"
 need_int --workers "$WORKERS" 1
 need_int --max-train "$MAX_TRAIN"
 need_int --max-eval "$MAX_EVAL"
+[ -z "$RANDOM_TREES" ] || need_int --random-trees "$RANDOM_TREES"
 quick_slice MAX_TRAIN 160 MAX_EVAL 40
 lock_out
 BIN=$(find_venv_bin)
@@ -88,5 +93,15 @@ stage extract --key "max_train=$MAX_TRAIN max_eval=$MAX_EVAL" --input "$DIR/trai
 stage parse --key "parser=$PARSER" --output parse -- parse
 stage wordpiece --input "$PRETRAINED/vocab.txt" -- wordpiece
 stage binarize --input "$PRETRAINED/dict.txt" -- binarize
+random_trees() {
+  local split heads=() prefixes=()
+  for split in "${SPLITS[@]}"; do
+    heads+=("$OUT/wp/$split.input0.heads")
+    prefixes+=("$OUT/bin/input0/$split")
+  done
+  fairseq-syntax-binarize-heads --heads "${heads[@]}" --text-prefixes "${prefixes[@]}" --suffix randheads \
+    --random-trees "$RANDOM_TREES" || die "writing the random trees failed"
+}
+[ -z "$RANDOM_TREES" ] || stage random-trees --key "seed=$RANDOM_TREES" -- random_trees
 tags=$(cut -d' ' -f1 "$OUT/bin/label/dict.txt" | tr '\n' ' ')
 log "ready: $OUT/bin ($(wc -l < "$OUT/raw/train.words") train sentences; tags: $tags)"

@@ -11,7 +11,7 @@ import fairseq_syntax
 from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.syntax import check_subword_heads
 
-from .conftest import ROOT, SHARED_DATA, once_per_run, run
+from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run
 
 fairseq_syntax.register()
 
@@ -67,6 +67,15 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
                   proc.stdout + proc.stderr)
     assert m, proc.stderr[-2000:]
     assert 0 <= float(m.group(2)) <= 100 and -100 <= float(m.group(3)) <= 100
+    # the per-sentence evaluation: fairseq-validate's accuracy and MCC (it logs one decimal), from its predictions
+    ev = run([str(BIN / "fairseq-syntax-sentence-eval"), str(cola / "bin"), "--path", str(save / "checkpoint_best.pt"),
+              "--split", "valid", "--cpu", "--json", str(tmp_path / "e.json"), "--predictions", str(tmp_path / "p.jsonl")])
+    e = json.loads((tmp_path / "e.json").read_text())
+    assert round(e["accuracy"], 2) == pytest.approx(float(m.group(2)), abs=0.051), ev.stdout
+    assert round(e["mcc"], 2) == pytest.approx(float(m.group(3)), abs=0.051), ev.stdout
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    assert [r["gold"] for r in rows] == (cola / "raw/valid.label").read_text().split()
+    assert sum(r["correct"] for r in rows) == e["correct"]
     if arch == "roberta_sla_small":  # the gate figure (the SLA paper's Figure 2) from this checkpoint
         png = tmp_path / "gates.png"
         run([sys.executable, str(ROOT / "examples/encoders/plot_sla_gates.py"), "--checkpoint",

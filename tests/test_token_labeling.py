@@ -99,7 +99,7 @@ def conll(tmp_path_factory, minilm_converted):
     def build(out):
         run(["bash", str(ROOT / "data-prep/conll2003.sh"), "--conll-dir", str(SHARED_DATA / "conll2003"), "--out",
              str(out / "data"), "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1",
-             "--max-train", "120", "--max-eval", "40"])
+             "--max-train", "120", "--max-eval", "40", "--random-trees", "1"])
         user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
         run(["fairseq-train", str(out / "data/bin"), "--user-dir", user_dir, "--task", "syntax_token_labeling",
              "--criterion", "token_labeling", "--arch", "roberta_sgnet_small", "--restore-file",
@@ -156,6 +156,13 @@ def test_conll2003_prepare_fine_tune_and_evaluate(conll, tmp_path):
     assert "O" in tags and set(tags) <= {"O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"}
     first = (out / "raw/train.words").read_text().splitlines()[0].split()
     assert first[:3] == ["EU", "rejects", "German"]  # real corpus tokens, case kept for the parser
+    from fairseq.data import indexed_dataset
+
+    for split in ("train", "valid", "test"):  # the random-tree control: the same words, other heads
+        real = indexed_dataset.MMapIndexedDataset(str(out / f"bin/input0/{split}.heads"))
+        rand = indexed_dataset.MMapIndexedDataset(str(out / f"bin/input0/{split}.randheads"))
+        assert len(real) == len(rand) and all(len(real[i]) == len(rand[i]) for i in range(len(real)))
+        assert sum(not np.array_equal(real[i], rand[i]) for i in range(len(real))) > len(real) // 3
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
     common = ["--user-dir", user_dir, "--task", "syntax_token_labeling", "--criterion", "token_labeling"]
     proc = run(["fairseq-validate", str(out / "bin"), *common, "--path", str(conll / "ck/checkpoint_best.pt"),

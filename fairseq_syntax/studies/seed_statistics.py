@@ -1,5 +1,4 @@
-"""Comparing two systems over training seeds, for the summarizers (examples/multi30k/summarize.py, examples/lambada/summarize.py,
-summarize_race.py).
+"""Comparing two systems over training seeds and on one test set, for the summarizers in examples/.
 
 A paired test on one test set (bootstrap, McNemar) sees only which test items were drawn; two seeds of one
 system can differ by as much as two systems do. Welch's t-test over the per-seed scores counts that training
@@ -62,3 +61,35 @@ def keyed(rows, key, where: str) -> dict:
             raise ValueError(f"{where}: line {n}: the key {k!r} occurs twice; a paired test needs unique items")
         out[k] = row
     return out
+
+
+def matthews(gold, pred) -> float:
+    """Matthews correlation in percent (GLUE's CoLA metric), multi-class by Gorodkin's formula; 0 where a
+    margin is constant, as scikit-learn returns it."""
+    import numpy as np
+
+    gold, pred = np.asarray(gold), np.asarray(pred)
+    k = int(max(gold.max(initial=0), pred.max(initial=0))) + 1
+    c = np.zeros((k, k), dtype=np.int64)
+    np.add.at(c, (gold, pred), 1)
+    t, p, n, right = c.sum(1), c.sum(0), c.sum(), np.trace(c)
+    den = math.sqrt(float(n * n - (p * p).sum())) * math.sqrt(float(n * n - (t * t).sum()))
+    return 0.0 if den == 0 else 100.0 * float(right * n - (t * p).sum()) / den
+
+
+def paired_bootstrap(metric, a, b, n_boot: int = 1000, seed: int = 12345) -> dict:
+    """Two-sided paired bootstrap of ``metric(a) - metric(b)`` over test items (Koehn 2004; Berg-Kirkpatrick et
+    al. 2012): both systems are scored on the same resamples of the items, and p is the share of resampled
+    differences at least as far from their mean as the observed one is from 0. ``metric(rows, idx)`` scores the
+    items ``idx`` (an index array, repeats allowed) of one system's rows."""
+    import numpy as np
+
+    n = len(a)
+    if n != len(b):
+        raise ValueError(f"a paired test needs the same items: {n} against {len(b)}")
+    everything = np.arange(n)
+    observed = metric(a, everything) - metric(b, everything)
+    rng = np.random.default_rng(seed)
+    diffs = np.array([metric(a, idx) - metric(b, idx) for idx in rng.integers(0, n, size=(n_boot, n))])
+    far = np.abs(diffs - diffs.mean()) >= abs(observed) - 1e-12
+    return {"diff": float(observed), "p": float((far.sum() + 1) / (n_boot + 1)), "resamples": n_boot}
