@@ -401,6 +401,17 @@ console_scripts() {
   export PATH="$root/work/console-scripts:$PATH" PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
 }
 
+# fine_tune_start CK PRETRAINED: fairseq-train's start options, one a line: on from CK/checkpoint_last.pt where a
+# run stopped (logged, with "resuming"), else from PRETRAINED/model.pt with fresh optimizer, data loader and meters
+fine_tune_start() {
+  if [ -f "$1/checkpoint_last.pt" ]; then
+    log "$(basename "$1"): resuming from $1/checkpoint_last.pt"
+    printf '%s\n' --restore-file "$1/checkpoint_last.pt"
+  else
+    printf '%s\n' --restore-file "$2/model.pt" --reset-optimizer --reset-dataloader --reset-meters
+  fi
+}
+
 # require_gpu WHO: stop (naming WHO) unless torch sees a GPU; the reproduce scripts' --fp16 runs need one
 require_gpu() {
   python -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null \

@@ -85,6 +85,10 @@ binarize() {
   fresh_dir "$OUT/bin.tmp"
   binarize_pieces input0
   binarize_labels
+  # the parser and the word split, and the WordPiece vocabulary, for tagging raw text (fairseq_syntax/tagger_hub.py)
+  fairseq-syntax-provenance --destdir "$OUT/bin.tmp" --parses "$OUT"/parse/{train,valid,test}.conllu -s input0 \
+    --subword-style wordpiece --tokenizer bert_basic || die "recording the preprocessing failed"
+  cp "$PRETRAINED/vocab.txt" "$OUT/bin.tmp/vocab.txt"
   install_dir "$OUT/bin.tmp" "$OUT/bin"
 }
 

@@ -64,6 +64,29 @@ def _check_paths(model_dir: str, checkpoint_file: str, data: str):
     return model_dir, checkpoint_file, data_dir
 
 
+def load_for_raw_text(model_name_or_path: str, checkpoint_file: str, data_name_or_path: str, tasks: tuple,
+                      tool: str):
+    """(model, cfg, task, data folder) of one checkpoint for a hub that parses raw text: the paths checked, the
+    checkpoint's task checked, and its trees the data's own (the readers' ``from_pretrained``)."""
+    import fairseq_syntax
+
+    from .checkpoint_compat import load_model_for
+
+    model_dir, checkpoint_file, data = _check_paths(model_name_or_path, checkpoint_file, data_name_or_path)
+    fairseq_syntax.register()
+    models, cfg, task = load_model_for(os.path.join(model_dir, checkpoint_file), data, tasks, tool, raw_text=True)
+    return models[0], cfg, task, data
+
+
+def wordpiece_vocab(data_dir: str, prep: str) -> str:
+    """The WordPiece vocabulary data-prep copies beside a BERT-style corpus's binarized data."""
+    vocab = os.path.join(data_dir, "vocab.txt")
+    if not os.path.exists(vocab):
+        raise FileNotFoundError(f"{vocab}: no WordPiece vocabulary beside the data (prepare it with {prep}, which "
+                                "copies it there)")
+    return vocab
+
+
 def _check_sentences(sentences, beam) -> list:
     if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
         raise ValueError(f"beam must be a whole number of at least 1, got {beam!r}")

@@ -172,3 +172,27 @@ def test_conll2003_prepare_fine_tune_and_evaluate(conll, tmp_path):
     gold = sum(len(spans(line.split())) for line in (out / "raw/test.label").read_text().splitlines())
     assert int(m.group(2)) == gold  # every gold entity of the 40 test sentences was scored
     assert 0 <= float(m.group(3)) <= 100
+
+
+@pytest.mark.slow
+def test_the_tagger_hub_labels_raw_text_as_the_evaluation_labels_the_prepared_sentence(conll, tmp_path):
+    """EntityTagger parses words with the parser recorded in the data and labels them as
+    fairseq-syntax-ner-eval labelled the same test sentence; raw text is split into BERT's basic words first."""
+    from fairseq_syntax.tagger_hub import EntityTagger
+
+    run([str(BIN / "fairseq-syntax-ner-eval"), str(conll / "data/bin"), "--path", str(conll / "ck/checkpoint_best.pt"),
+         "--split", "test", "--predictions", str(tmp_path / "p.jsonl"), "--cpu"])
+    rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
+    record = json.loads((conll / "data/bin/preprocessing.json").read_text())
+    assert record["parser"]["backend"] == "spacy" and record["tokenizer"]["name"] == "bert_basic"
+    tagger = EntityTagger.from_pretrained(str(conll / "ck"), data_name_or_path=str(conll / "data/bin"))
+    for row in rows[:12]:
+        out = tagger.tag_words(row["words"])
+        assert out["labels"] == row["pred"], row["words"]
+        assert {(e["type"], e["start"], e["end"]) for e in out["entities"]} == spans(row["pred"])
+    text = "Germany's Helmut Kohl met EU officials in Brussels on Monday."
+    out = tagger.tag(text)
+    assert out["words"][:4] == ["Germany", "'", "s", "Helmut"] and len(out["labels"]) == len(out["words"])
+    assert all(e["text"] == " ".join(out["words"][e["start"]:e["end"]]) for e in out["entities"])
+    with pytest.raises(TypeError, match="must be a str"):
+        tagger.tag(["not", "a", "string"])

@@ -158,12 +158,7 @@ finetune() {  # finetune SYSTEM SEED
   ck=$CKPTS/$name
   [[ $ck = /* ]] || ck=$ROOT/$ck
   mkdir -p "$ck"
-  if [ -f "$ck/checkpoint_last.pt" ]; then
-    start=(--restore-file "$ck/checkpoint_last.pt")
-    log "[race] $name: resuming from $ck/checkpoint_last.pt"
-  else
-    start=(--restore-file "$PRETRAINED/model.pt" --reset-optimizer --reset-dataloader --reset-meters)
-  fi
+  mapfile -t start < <(fine_tune_start "$ck" "$PRETRAINED")
   log "[race] $name: $UPDATES updates of $BSZ on $TRAIN_SUBSET ($RECIPE recipe, $MAXPOS positions, lr $LR)"
   # shellcheck disable=SC2046
   OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS fairseq-train "$DATA" --user-dir "$U" \

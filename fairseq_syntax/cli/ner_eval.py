@@ -12,15 +12,12 @@ preparation left them), the gold tags and the predicted ones.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import warnings
 
-from ..atomic import atomic_path
-from ..cli.guards import check_outputs, files_under
 from ..text_prep.spans import entity_scores, tag_scheme
+from .eval_common import check_eval_inputs, eval_arguments, write_eval_outputs
 
 TOOL = "fairseq-syntax-ner-eval"
 
@@ -85,30 +82,11 @@ def read_words(data: str, split: str, gold: list) -> list | None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog=TOOL, description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data", help="the bin/ folder of data-prep/conll2003.sh")
-    p.add_argument("--path", required=True, help="checkpoint")
-    p.add_argument("--split", default="test", help="test (the paper's number), valid, train")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--cpu", action="store_true")
-    p.add_argument("--fp16", action="store_true")
-    p.add_argument("--json", default=None, help="write the scores here")
-    p.add_argument("--predictions", default=None, help="write one JSON line per sentence here")
+    p = eval_arguments(TOOL, __doc__, "the bin/ folder of data-prep/conll2003.sh", "test",
+                       "test (the paper's number), valid, train", 32)
     a = p.parse_args(argv)
-    if not os.path.isfile(a.path):
-        print(f"{TOOL}: error: {a.path}: no such checkpoint", file=sys.stderr)
-        return 1
     try:
-        check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
-        if not os.path.isdir(a.data):
-            raise FileNotFoundError(f"{a.data}: no such data folder (the bin/ of data-prep/conll2003.sh)")
-        label_dir = os.path.join(a.data, "label")
-        have = sorted(f[:-len(".bin")] for f in os.listdir(label_dir) if f.endswith(".bin")) \
-            if os.path.isdir(label_dir) else []
-        if a.split not in have:
-            raise FileNotFoundError(f"{a.data}: no split {a.split!r} (no label/{a.split}.bin); the splits there: "
-                                    f"{', '.join(have) or 'none (is it the bin/ of data-prep/conll2003.sh?)'}")
+        check_eval_inputs(a, "data-prep/conll2003.sh", "label/{}.bin")
         gold, pred = predict(a.path, a.data, a.split, a.batch_size, a.cpu, a.fp16)
         words = read_words(a.data, a.split, gold)
     except (ValueError, FileNotFoundError, RuntimeError) as e:
@@ -123,14 +101,8 @@ def main(argv=None) -> int:
     for kind, s in scores["types"].items():
         print(f"{a.split}\t{kind}\tprecision={s['precision']:.2f}\trecall={s['recall']:.2f}\tf1={s['f1']:.2f}\t"
               f"gold={s['gold']}\tpredicted={s['predicted']}")
-    if a.json:
-        with atomic_path(a.json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1)
-    if a.predictions:
-        with atomic_path(a.predictions) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            for i, (g, q) in enumerate(zip(gold, pred)):
-                row = {"sentence": i, **({"words": words[i]} if words else {}), "gold": g, "pred": q}
-                fh.write(json.dumps(row) + "\n")
+    write_eval_outputs(a, result, ({"sentence": i, **({"words": words[i]} if words else {}), "gold": g, "pred": q}
+                                   for i, (g, q) in enumerate(zip(gold, pred))))
     return 0
 
 

@@ -29,11 +29,15 @@ def main(argv=None) -> int:
     p.add_argument("--bpe-vocab", help="the --vocabulary apply-bpe was given")
     p.add_argument("--bpe-vocab-threshold", type=int)
     p.add_argument("--subword-style", default="bpe", choices=["bpe", "sentencepiece", "wordpiece"])
+    p.add_argument("--tokenizer", default="moses", choices=["moses", "bert_basic"],
+                   help="how raw text becomes the parser's words: Moses (translation) or BERT's basic split, cased "
+                        "(the encoders' corpora)")
     args = p.parse_args(argv)
     try:
         rec = write_preprocessing(args.destdir, [(c, read_record(c)) for c in args.parses], args.source_lang,
                                   args.target_lang, args.bpe_codes, args.bpe_vocab, args.bpe_vocab_threshold,
-                                  args.subword_style)
+                                  args.subword_style,
+                                  {"name": "bert_basic", "cased_for_parser": True} if args.tokenizer == "bert_basic" else None)
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-provenance: error: {e}", file=sys.stderr)
         return 1

@@ -10,14 +10,10 @@ the label dictionary writes them) and whether it is right. The numbers are those
 """
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import sys
 import warnings
 
-from ..atomic import atomic_path
-from ..cli.guards import check_outputs, files_under
+from .eval_common import check_eval_inputs, eval_arguments, write_eval_outputs
 
 TOOL = "fairseq-syntax-sentence-eval"
 
@@ -63,30 +59,10 @@ def predict(checkpoint: str, data: str, split: str, batch_size: int = 64, cpu: b
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog=TOOL, description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data", help="the bin/ folder of data-prep/glue.sh")
-    p.add_argument("--path", required=True, help="checkpoint")
-    p.add_argument("--split", default="valid", help="valid (GLUE dev), test, train")
-    p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--cpu", action="store_true")
-    p.add_argument("--fp16", action="store_true")
-    p.add_argument("--json", default=None, help="write the scores here")
-    p.add_argument("--predictions", default=None, help="write one JSON line per sentence here")
+    p = eval_arguments(TOOL, __doc__, "the bin/ folder of data-prep/glue.sh", "valid", "valid (GLUE dev), test, train", 64)
     a = p.parse_args(argv)
-    if not os.path.isfile(a.path):
-        print(f"{TOOL}: error: {a.path}: no such checkpoint", file=sys.stderr)
-        return 1
     try:
-        check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
-        if not os.path.isdir(a.data):
-            raise FileNotFoundError(f"{a.data}: no such data folder (the bin/ of data-prep/glue.sh)")
-        label_dir = os.path.join(a.data, "label")
-        have = sorted(f[:-len(".bin")] for f in os.listdir(label_dir) if f.endswith(".bin")) \
-            if os.path.isdir(label_dir) else []
-        if a.split not in have:
-            raise FileNotFoundError(f"{a.data}: no split {a.split!r} (no label/{a.split}.bin); the splits there: "
-                                    f"{', '.join(have) or 'none (is it the bin/ of data-prep/glue.sh?)'}")
+        check_eval_inputs(a, "data-prep/glue.sh", "label/{}.bin")
         gold, pred, names = predict(a.path, a.data, a.split, a.batch_size, a.cpu, a.fp16)
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         print(f"{TOOL}: error: {e}", file=sys.stderr)
@@ -97,13 +73,8 @@ def main(argv=None) -> int:
     result = {"split": a.split, "checkpoint": a.path, "sentences": len(gold), "correct": right,
               "accuracy": 100.0 * right / len(gold) if gold else 0.0, "mcc": matthews(gold, pred)}
     print(f"{a.split}\tsentences={len(gold)}\taccuracy={result['accuracy']:.2f}\tmcc={result['mcc']:.2f}")
-    if a.json:
-        with atomic_path(a.json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1)
-    if a.predictions:
-        with atomic_path(a.predictions) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            for i, (g, q) in enumerate(zip(gold, pred)):
-                fh.write(json.dumps({"sentence": i, "gold": names[g], "pred": names[q], "correct": int(g == q)}) + "\n")
+    write_eval_outputs(a, result, ({"sentence": i, "gold": names[g], "pred": names[q], "correct": int(g == q)}
+                                   for i, (g, q) in enumerate(zip(gold, pred))))
     return 0
 
 

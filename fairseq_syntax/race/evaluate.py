@@ -10,14 +10,12 @@ dev) gives all three numbers in one pass; ``valid-middle`` / ``valid-high`` scor
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import warnings
 
-from ..atomic import atomic_path
-from ..cli.guards import check_outputs, files_under
+from ..cli.eval_common import check_eval_inputs, eval_arguments, write_eval_outputs
 
 
 def binomial_p_above_chance(correct: int, n: int, chance: float = 0.25) -> float:
@@ -89,29 +87,11 @@ def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 16, cpu: 
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="fairseq-syntax-race-eval", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("data", help="the bin/ folder of data-prep/race.sh")
-    p.add_argument("--path", required=True, help="checkpoint")
-    p.add_argument("--split", default="valid", help="valid (RACE dev), valid-middle, valid-high, test, test1")
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--cpu", action="store_true")
-    p.add_argument("--fp16", action="store_true")
-    p.add_argument("--json", default=None, help="write the accuracies here")
-    p.add_argument("--predictions", default=None, help="write one JSON line per question here")
+    p = eval_arguments("fairseq-syntax-race-eval", __doc__, "the bin/ folder of data-prep/race.sh", "valid",
+                       "valid (RACE dev), valid-middle, valid-high, test, test1", 16)
     a = p.parse_args(argv)
-    if not os.path.isfile(a.path):
-        print(f"fairseq-syntax-race-eval: error: {a.path}: no such checkpoint", file=sys.stderr)
-        return 1
     try:
-        check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
-        if not os.path.isdir(a.data):
-            raise FileNotFoundError(f"{a.data}: no such data folder (the bin/ of data-prep/race.sh)")
-        have = sorted(f[:-len(".label")] for f in os.listdir(os.path.join(a.data, "label"))
-                      if f.endswith(".label")) if os.path.isdir(os.path.join(a.data, "label")) else []
-        if a.split not in have:
-            raise FileNotFoundError(f"{a.data}: no split {a.split!r} (no label/{a.split}.label); the splits there: "
-                                    f"{', '.join(have) or 'none (is it the bin/ of data-prep/race.sh?)'}")
+        check_eval_inputs(a, "data-prep/race.sh", "label/{}.label")
         rows = evaluate(a.path, a.data, a.split, a.batch_size, a.cpu, a.fp16)
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         print(f"fairseq-syntax-race-eval: error: {e}", file=sys.stderr)
@@ -121,12 +101,7 @@ def main(argv=None) -> int:
         r = result[name]
         if r["n"]:
             print(f"{a.split}\t{name}\tn={r['n']}\taccuracy={r['accuracy']:.2f}\tp_above_chance={r['p_above_chance']:.2g}")
-    if a.json:
-        with atomic_path(a.json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1)
-    if a.predictions:
-        with atomic_path(a.predictions) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in rows)
+    write_eval_outputs(a, result, rows)
     return 0
 
 

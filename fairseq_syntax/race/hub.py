@@ -12,8 +12,6 @@ training (:class:`~fairseq_syntax.data.ranking_inputs.RankingChoiceDataset`).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import torch
 
@@ -25,30 +23,22 @@ from .prep import MAX_SENTENCE_WORDS, _Pieces, join_sentences
 
 class RaceReader:
     def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
+        from ..hub_interface import wordpiece_vocab
         from ..parsing.provenance import parser_for_raw_input
 
         self.model, self.task, self.cfg = model.eval(), task, cfg
         self.parser = parser_for_raw_input(parser, data_dir)
-        vocab = os.path.join(data_dir, "vocab.txt")
-        if not os.path.exists(vocab):
-            raise FileNotFoundError(f"{vocab}: no WordPiece vocabulary beside the data (prepare it with "
-                                    "data-prep/race.sh, which copies it there)")
-        self.pieces = _Pieces(vocab, task.source_dictionary)
+        self.pieces = _Pieces(wordpiece_vocab(data_dir, "data-prep/race.sh"), task.source_dictionary)
 
     @classmethod
     def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_last.pt",
                         data_name_or_path: str = ".", parser: str = "auto") -> "RaceReader":
         """The recipe trains without validation (dev never chooses), so the last checkpoint is the model."""
-        import fairseq_syntax
+        from ..hub_interface import load_for_raw_text
 
-        from ..checkpoint_compat import load_model_for
-        from ..hub_interface import _check_paths
-
-        model_dir, checkpoint_file, data = _check_paths(model_name_or_path, checkpoint_file, data_name_or_path)
-        fairseq_syntax.register()
-        models, cfg, task = load_model_for(os.path.join(model_dir, checkpoint_file), data,
-                                           ("syntax_sentence_ranking",), "RaceReader", raw_text=True)
-        return cls(models[0], task, cfg, data, parser)
+        model, cfg, task, data = load_for_raw_text(model_name_or_path, checkpoint_file, data_name_or_path,
+                                                   ("syntax_sentence_ranking",), "RaceReader")
+        return cls(model, task, cfg, data, parser)
 
     def _encode(self, sentences: list[list[str]], what: str):
         parsed = self.parser.parse(sentences)

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# The SLA paper's Table 1 on MiniLM-L6: roberta_baseline, WLA, SLA and SG-Net fine-tuned on CoLA (MCC, dev),
+# SST-2 (accuracy, dev) and CoNLL-2003 NER (entity F1, test), 5 seeds each, with SG-Net's and SLA's controls
+# on CoNLL-2003, the one task where SG-Net's parse reaches the output (examples/encoders/README.md).
+#
+#   bash examples/encoders/reproduce_sla_table.sh [--tasks "CoNLL-2003 CoLA SST-2"] [--seeds "1 2 3 4 5"]
+#                                  [--systems "baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"]
+#                                  [--updates-CoLA N] [--updates-SST-2 N] [--updates-CoNLL-2003 N] [--jobs 2] [--fp16]
+#                                  [--out results/encoders_table1] [--checkpoints work/checkpoints/encoders_table1]
+#                                  [--data-root work] [--pretrained work/minilm] [--readme FILE]
+#                                  [--status | --summary-only | --no-summary]
+#
+# Systems: baseline (roberta_baseline_small), wla (roberta_sla_small --sla-mask window: |i-j| <= 3), sla
+# (roberta_sla_small: tree distance <= 3), sgnet (roberta_sgnet_small), and on CoNLL-2003 only the controls
+# sgnet_nomask (the same extra layer attending to every token: parameter-matched), sgnet_random_trees and
+# sla_random_trees (random trees over the same words, data-prep/conll2003.sh --random-trees 1).
+# Protocol (the paper's, at our size): batch 32, Adam, lr 5e-5 with 6 % warm-up and linear decay, validation on
+# dev every --updates/16 updates, the best checkpoint by dev MCC / accuracy / entity F1 scored on dev (CoLA,
+# SST-2) or test (CoNLL-2003) with fairseq-syntax-sentence-eval / fairseq-syntax-ner-eval, which also write one
+# line per sentence for the paired tests. The runs go in the order tasks x seeds x systems, --jobs side by side,
+# the cores split among them. A stopped run resumes from its checkpoint_last.pt (saved at every validation); a
+# finished one (its .eval.json in --out) is skipped; one made with other options stops the script before
+# anything trains, naming what differs. --fp16 trains in half precision on a GPU, into their own folders.
+# Then examples/encoders/summarize_sla_table.py writes summary.json, summary.md and the sla-table block of
+# examples/encoders/README.md (--readme FILE for another file; with --out, only if --readme is given).
+# --status says where each run stands; --summary-only summarizes the finished runs and trains nothing.
+# Data: --data-root/conll2003 and --data-root/glue/{CoLA,SST-2}; a finished preparation there is used as it was
+# made (with the random trees on CoNLL-2003), else data-prep prepares the full corpus from ../shared/data.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TASKS="CoNLL-2003 CoLA SST-2"
+SEEDS="1 2 3 4 5"
+SYSTEMS="baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"
+declare -A UPDATES=([CoLA]=1600 [SST-2]=4000 [CoNLL-2003]=2400)
+JOBS=2
+DATA_ROOT=work
+PRETRAINED=work/minilm
+RES=default
+CKPTS=default
+README_MD=default
+MODE=train
+FP16=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tasks) TASKS=$2; shift 2 ;;
+    --seeds) SEEDS=$2; shift 2 ;;
+    --systems) SYSTEMS=$2; shift 2 ;;
+    --updates-CoLA) UPDATES[CoLA]=$2; shift 2 ;;
+    --updates-SST-2) UPDATES[SST-2]=$2; shift 2 ;;
+    --updates-CoNLL-2003) UPDATES[CoNLL-2003]=$2; shift 2 ;;
+    --jobs) JOBS=$2; shift 2 ;;
+    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --checkpoints) CKPTS=$2; shift 2 ;;
+    --data-root) DATA_ROOT=$2; shift 2 ;;
+    --pretrained) PRETRAINED=$2; shift 2 ;;
+    --readme) README_MD=$2; shift 2 ;;
+    --status) MODE=status; shift ;;
+    --summary-only) MODE=summary; shift ;;
+    --no-summary) MODE=no-summary; shift ;;
+    --fp16) FP16=(--fp16); shift ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "unknown option $1" >&2; exit 1 ;;
+  esac
+done
+export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
+cd "$ROOT"
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, need_int, same_run, flag_keys, threads_per_job
+for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" 16; done
+need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"
+for t in $TASKS; do case $t in CoLA|SST-2|CoNLL-2003) ;; *) die "unknown task $t (CoLA, SST-2, CoNLL-2003)" ;; esac; done
+SUFFIX=""; [ ${#FP16[@]} -eq 0 ] || SUFFIX=_fp16
+[ "$RES" != default ] || RES=$ROOT/results/encoders_table1$SUFFIX
+[ "$CKPTS" != default ] || CKPTS=work/checkpoints/encoders_table1$SUFFIX
+[[ $CKPTS = /* ]] || CKPTS=$ROOT/$CKPTS
+[[ $DATA_ROOT = /* ]] || DATA_ROOT=$ROOT/$DATA_ROOT
+[[ $PRETRAINED = /* ]] || PRETRAINED=$ROOT/$PRETRAINED
+[ "$README_MD" != default ] || { README_MD=""; [ -n "$SUFFIX" ] || README_MD=$ROOT/examples/encoders/README.md; }
+console_scripts
+
+system_args() {  # system_args SYSTEM: what the system's fairseq-train command differs in
+  case $1 in
+    baseline) echo "--arch roberta_baseline_small" ;;
+    wla) echo "--arch roberta_sla_small --sla-mask window" ;;
+    sla) echo "--arch roberta_sla_small" ;;
+    sgnet) echo "--arch roberta_sgnet_small" ;;
+    sgnet_nomask) echo "--arch roberta_sgnet_small --sgnet-mask none" ;;
+    sgnet_random_trees) echo "--arch roberta_sgnet_small --heads-suffix randheads" ;;
+    sla_random_trees) echo "--arch roberta_sla_small --heads-suffix randheads" ;;
+    *) die "unknown system $1 (baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees)" ;;
+  esac
+}
+is_control() { case $1 in sgnet_nomask|sgnet_random_trees|sla_random_trees) return 0 ;; *) return 1 ;; esac; }
+task_args() {  # task_args TASK: the task, criterion and best-checkpoint metric
+  case $1 in
+    CoNLL-2003) echo "--task syntax_token_labeling --criterion token_labeling --best-checkpoint-metric f1" ;;
+    CoLA) echo "--task syntax_sentence_prediction --init-token 0 --num-classes 2 --criterion sentence_prediction"\
+               "--report-mcc --best-checkpoint-metric mcc" ;;
+    SST-2) echo "--task syntax_sentence_prediction --init-token 0 --num-classes 2 --criterion sentence_prediction"\
+                "--report-mcc --best-checkpoint-metric accuracy" ;;
+  esac
+}
+prepared_in() { if [ "$1" = CoNLL-2003 ]; then echo "$DATA_ROOT/conll2003"; else echo "$DATA_ROOT/glue/$1"; fi; }
+data_of() { echo "$(prepared_in "$1")/bin"; }
+for s in $SYSTEMS; do system_args "$s" > /dev/null; done
+runs=()  # the order they train in: tasks, then seeds, then systems (the controls on CoNLL-2003 only)
+for task in $TASKS; do for seed in $SEEDS; do for system in $SYSTEMS; do
+  { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || runs+=("$task $system $seed")
+done; done; done
+
+summarize() {
+  local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
+  mkdir -p "$RES"
+  python examples/encoders/summarize_sla_table.py --results "$RES" --planned "${#runs[@]}" "${readme[@]}"
+}
+if [ "$MODE" = summary ]; then summarize; exit 0; fi
+if [ "$MODE" = status ]; then
+  for r in "${runs[@]}"; do
+    read -r task system seed <<< "$r"
+    name=${task}_${system}_seed$seed log=$CKPTS/$name/train.log
+    if [ -f "$RES/$name.eval.json" ]; then state="finished: $(python -c 'import json, sys
+e = json.load(open(sys.argv[1])); m = e["metric"]
+print("%s %.2f on %s, best at update %s" % (m, e[m], e["split"], e["best_update"]))' "$RES/$name.eval.json")"
+    elif [ -f "$log" ]; then state="training: $(grep -o 'num_updates [0-9]*' "$log" | tail -n 1 || true) of ${UPDATES[$task]}"
+    else state="not started"; fi
+    echo "$task $system seed $seed: $state"
+  done
+  exit 0
+fi
+
+run_keys() {  # run_keys TASK SYSTEM SEED: the options that make this run what it is (fairseq_syntax/studies/run_options.py)
+  local keys=(seed="$3" lr=5e-05 batch_size=32 max_update="${UPDATES[$1]}"
+              fp16=$([ ${#FP16[@]} -gt 0 ] && echo True || echo False))
+  # shellcheck disable=SC2046
+  mapfile -t -O ${#keys[@]} keys < <(flag_keys $(system_args "$2"))
+  printf '%s\n' "${keys[@]}"
+}
+HINT="Give another --out and --checkpoints, or remove that run's results and checkpoints to train it again"
+for r in "${runs[@]}"; do  # before anything is prepared or trains
+  read -r task system seed <<< "$r"
+  name=${task}_${system}_seed$seed
+  mapfile -t keys < <(run_keys "$task" "$system" "$seed")
+  for log in "$RES/$name.train.log.gz" "$CKPTS/$name/train.log"; do
+    [ -f "$log" ] && { same_run "$log" "$HINT" "${keys[@]}"; break; }
+  done
+done
+
+[ -f "$PRETRAINED/model.pt" ] || fairseq-syntax-convert-bert --out "$PRETRAINED"
+for task in $TASKS; do
+  out=$(prepared_in "$task")
+  if [ -f "$out/.stamps/binarize" ] && { [ "$task" != CoNLL-2003 ] || [ -f "$out/bin/input0/test.randheads.bin" ]; }; then
+    # used as it was made: data-prep would redo it with the defaults below (a slice would become the corpus)
+    log "[table] $task: using the data prepared in $out"
+  elif [ "$task" = CoNLL-2003 ]; then
+    bash data-prep/conll2003.sh --conll-dir "${CONLL2003_DIR:-$ROOT/../shared/data/conll2003}" --out "$out" \
+      --pretrained "$PRETRAINED" --parser spacy --workers "$JOBS" --random-trees 1
+  else
+    bash data-prep/glue.sh --task "$task" --glue-dir "${GLUE_DIR:-$ROOT/../shared/data/glue}" --out "$out" \
+      --pretrained "$PRETRAINED" --parser spacy --workers "$JOBS"
+  fi
+done
+U=$(fairseq-syntax-user-dir)
+THREADS=$(threads_per_job "$JOBS")
+mkdir -p "$RES"
+
+finetune() {  # finetune TASK SYSTEM SEED
+  local task=$1 system=$2 seed=$3 n=${UPDATES[$1]} name ck start data every split eval metric
+  name=${task}_${system}_seed$seed
+  [ -f "$RES/$name.eval.json" ] && { log "[table] skip $name (done)"; return 0; }
+  ck=$CKPTS/$name data=$(data_of "$task") every=$((n / 16))
+  mkdir -p "$ck"
+  mapfile -t start < <(fine_tune_start "$ck" "$PRETRAINED")
+  [ "${#start[@]}" -gt 2 ] && log "[table] $name: $n updates of 32, validation every $every"
+  # shellcheck disable=SC2046
+  OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS fairseq-train "$data" --user-dir "$U" $(task_args "$task") \
+    $(system_args "$system") "${start[@]}" --maximize-best-checkpoint-metric --max-positions 512 \
+    --optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-6 --weight-decay 0.01 --clip-norm 1.0 \
+    --lr 5e-5 --lr-scheduler polynomial_decay --warmup-updates $((n * 6 / 100)) --total-num-update "$n" \
+    --max-update "$n" --batch-size 32 --required-batch-size-multiple 1 --dropout 0.1 --attention-dropout 0.1 \
+    --seed "$seed" --validate-interval-updates "$every" --save-interval-updates "$every" \
+    --keep-interval-updates 1 --no-epoch-checkpoints --save-dir "$ck" --log-format simple --log-interval 50 \
+    --num-workers 1 "${FP16[@]}" >> "$ck/train.log" 2>&1 \
+    || { log "[table] $name: training failed or was stopped, see $ck/train.log"; return 1; }
+  grep -q "done training" "$ck/train.log" \
+    || { log "[table] $name: stopped before update $n; run again to resume"; return 1; }
+  split=valid eval=fairseq-syntax-sentence-eval metric=mcc
+  [ "$task" = SST-2 ] && metric=accuracy
+  [ "$task" = CoNLL-2003 ] && split=test eval=fairseq-syntax-ner-eval metric=f1
+  OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS "$eval" "$data" --path "$ck/checkpoint_best.pt" --split "$split" \
+    $([ ${#FP16[@]} -gt 0 ] && echo --fp16 || echo --cpu) --json "$ck/eval.json" --predictions "$ck/pred.jsonl" \
+    > "$ck/eval.txt" 2> "$ck/eval.log" || { log "[table] $name: evaluation failed, see $ck/eval.log"; return 1; }
+  atomic "$RES/$name.pred.jsonl.gz" gzip -9 -n -c "$ck/pred.jsonl"
+  keep_log "$ck/train.log" "$RES/$name.train.log.gz" "$CKPTS" "<checkpoints>" "$PRETRAINED" "<pretrained>" \
+    "$DATA_ROOT" "<data>"
+  atomic "$RES/$name.eval.txt" cat "$ck/eval.txt"
+  python - "$ck/eval.json" "$RES/$name.eval.json" "$task" "$system" "$seed" "$n" "$metric" "$ck/train.log" <<'EOF'
+import json, os, re, sys
+src, dst, task, system, seed, n, metric, log = sys.argv[1:]
+r = json.load(open(src))
+text = open(log, errors="replace").read()
+# the best checkpoint's update: fairseq keeps the last validation of the highest dev score (>=)
+curve = [(float(m), int(u)) for m, u in re.findall(
+    rf"valid on 'valid' subset \|.*?\| {metric} (-?[\d.]+) \|.*?\| num_updates (\d+)", text)]
+best = [max(curve)[1]] if curve else []
+device = re.findall(r"rank\s+0: capabilities = .* ; name = (.*)", text)
+r.pop("checkpoint", None)  # a machine path; the run is named by task, system and seed
+r.update(task=task, system=system, seed=int(seed), max_update=int(n), metric=metric,
+         best_update=int(best[-1]) if best else None, device=device[-1].strip() if device else "cpu")
+json.dump(r, open(dst + ".tmp", "w"), indent=1)
+os.replace(dst + ".tmp", dst)
+EOF
+  rm -f "$ck"/checkpoint_last.pt "$ck"/checkpoint_*_*.pt  # the best stays (the gate figure, the NER hub)
+  log "[table] $name: $(head -n 1 "$RES/$name.eval.txt")"
+}
+
+pids=()
+failed=0
+for r in "${runs[@]}"; do
+  # shellcheck disable=SC2086
+  finetune $r &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || failed=1; pids=("${pids[@]:1}"); fi
+done
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+[ "$failed" = 0 ] || { log "[table] some runs failed or were stopped; run again to resume"; exit 1; }
+[ "$MODE" = no-summary ] || summarize

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The SLA paper's Table 1 from the runs of examples/encoders/reproduce_sla_table.sh: per task and system the mean ±
+std over seeds and each seed's score, each seed's paired test against the baseline of the same seed (exact McNemar
+for SST-2 accuracy, a paired bootstrap over sentences for CoLA's MCC and CoNLL-2003's entity F1), Welch's t-test
+over seeds, the paper's numbers beside ours, and the dev curves that show where the baseline stopped improving.
+
+    python examples/encoders/summarize_sla_table.py --results results/encoders_table1 [--readme examples/encoders/README.md]
+
+Writes summary.json and summary.md into --results, validation_curves.png beside them (with matplotlib), and the
+table into the README's ``sla-table-summary`` block.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, matthews, mcnemar_exact,
+                                                    paired_bootstrap, seed_test, significant)
+from fairseq_syntax.text_prep.spans import spans
+from fairseq_syntax.studies.training_log import open_log, training_setup
+
+TASKS = ("CoLA", "SST-2", "CoNLL-2003")
+METRIC = {"CoLA": "mcc", "SST-2": "accuracy", "CoNLL-2003": "f1"}
+SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+ WLA (window |i−j| ≤ 3)",
+           "sla": "+ SLA (tree distance ≤ 3)", "sgnet": "SG-Net (roberta_sgnet_small)",
+           "sgnet_nomask": "SG-Net's layer, no mask (control)", "sgnet_random_trees": "SG-Net on random trees (control)",
+           "sla_random_trees": "SLA on random trees (control)"}
+CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_random_trees": "sla"}
+# the paper's Table 1, BERT-base (cased for NER), mean of 5 runs: CoLA MCC, SST-2 accuracy, CoNLL-2003 P / R / F1
+PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3, 92.9, 92.1)),
+         "sla": (60.0, 93.3, (91.5, 92.9, 92.2)), "sgnet": (59.2, 93.1, (90.9, 92.6, 91.7))}
+
+
+def read_rows(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def curve(log: Path, metric: str) -> list[tuple[int, float]]:
+    """(update, dev score) of every validation in a training log."""
+    pat = re.compile(rf"valid on 'valid' subset \|.*?\| {metric} (-?[\d.]+) \|.*?\| num_updates (\d+)")
+    out = {}
+    with open_log(str(log)) as fh:
+        for line in fh:
+            m = pat.search(line)
+            if m:
+                out[int(m.group(2))] = float(m.group(1))  # a resumed run validates an update once more: the last
+    return sorted(out.items())
+
+
+def item_metric(task: str, rows: list[dict]):
+    """The paired bootstrap's metric over a resample ``idx`` of one system's per-sentence rows."""
+    if task == "CoNLL-2003":
+        counts = np.array([(len(spans(r["gold"]) & spans(r["pred"])), len(spans(r["pred"])), len(spans(r["gold"])))
+                           for r in rows], dtype=np.int64)
+        return counts, lambda c, idx: (lambda s: 200.0 * s[0] / max(s[1] + s[2], 1))(c[idx].sum(0))
+    names = sorted({r["gold"] for r in rows} | {r["pred"] for r in rows})
+    pairs = np.array([(names.index(r["gold"]), names.index(r["pred"])) for r in rows])
+    if task == "CoLA":
+        return pairs, lambda p, idx: matthews(p[idx, 0], p[idx, 1])
+    return pairs, lambda p, idx: 100.0 * float((p[idx, 0] == p[idx, 1]).mean())
+
+
+def paired(task: str, a: list[dict], b: list[dict], n_boot: int) -> dict:
+    if [r["gold"] for r in a] != [r["gold"] for r in b]:
+        raise ValueError(f"{task}: two runs were scored against different gold labels")
+    if task == "SST-2":  # accuracy: exact McNemar on the sentences only one of the two gets right
+        only_a = sum(x["correct"] and not y["correct"] for x, y in zip(a, b))
+        only_b = sum(y["correct"] and not x["correct"] for x, y in zip(a, b))
+        return {"test": "mcnemar", "only_this": only_a, "only_that": only_b, "p": significant(mcnemar_exact(only_a, only_b))}
+    xa, metric = item_metric(task, a)
+    xb, _ = item_metric(task, b)
+    t = paired_bootstrap(metric, xa, xb, n_boot=n_boot)
+    return {"test": "paired bootstrap", "diff": round(t["diff"], 2), "p": significant(t["p"]), "resamples": n_boot}
+
+
+def summarize(results: Path, n_boot: int) -> dict:
+    runs: dict = {}
+    for ev in sorted(results.glob("*.eval.json")):
+        e = json.loads(ev.read_text())
+        name = ev.name[:-len(".eval.json")]
+        stem = results / name
+        log = Path(f"{stem}.train.log.gz")
+        setup = training_setup(str(log)) if log.exists() else None
+        runs.setdefault(e["task"], {}).setdefault(e["system"], {})[e["seed"]] = {
+            "score": round(e[e["metric"]], 2), "metric": e["metric"], "split": e["split"],
+            **({"precision": round(e["precision"], 2), "recall": round(e["recall"], 2)} if e["metric"] == "f1" else {}),
+            "best_update": e.get("best_update"), "max_update": e["max_update"], "device": e.get("device", "cpu"),
+            "trained": setup, "curve": curve(log, e["metric"]) if log.exists() else [],
+            "_rows": read_rows(Path(f"{stem}.pred.jsonl.gz"))}
+    table = {}
+    for task, systems in runs.items():
+        for system, seeds in systems.items():
+            scores = [seeds[s]["score"] for s in sorted(seeds)]
+            row = {"seeds": sorted(seeds), "scores": scores, "mean": round(statistics.mean(scores), 2),
+                   "std": round(statistics.stdev(scores), 2) if len(scores) > 1 else None}
+            if task == "CoNLL-2003":
+                for k in ("precision", "recall"):
+                    row[k] = round(statistics.mean(seeds[s][k] for s in seeds), 2)
+            for ref in ["baseline"] + ([CONTROL_OF[system]] if system in CONTROL_OF else []):
+                if ref == system or ref not in systems:
+                    continue
+                other = systems[ref]
+                row[f"vs_{ref}"] = {"welch": seed_test(scores, [other[s]["score"] for s in sorted(other)]),
+                                    "per_seed": {str(s): paired(task, seeds[s]["_rows"], other[s]["_rows"], n_boot)
+                                                 for s in sorted(seeds) if s in other}}
+            curves = [seeds[s]["curve"] for s in sorted(seeds) if seeds[s]["curve"]]
+            updates = sorted(set.intersection(*(set(u for u, _ in c) for c in curves))) if curves else []
+            row["dev_curve_mean"] = [(u, round(statistics.mean(dict(c)[u] for c in curves), 2)) for u in updates]
+            row["best_updates"] = [seeds[s]["best_update"] for s in sorted(seeds)]
+            table.setdefault(task, {})[system] = row
+    for systems in runs.values():
+        for seeds in systems.values():
+            for r in seeds.values():
+                r.pop("_rows")
+    return {"table": table, "runs": {t: {s: {str(k): v for k, v in seeds.items()} for s, seeds in sy.items()}
+                                     for t, sy in runs.items()}, "paired_bootstrap_resamples": n_boot}
+
+
+def cell(row: dict | None, task: str) -> str:
+    if row is None:
+        return "–"
+    s = f"{row['mean']:.2f}" + (f" ± {row['std']:.2f}" if row["std"] is not None else "") + f" ({len(row['scores'])})"
+    if task == "CoNLL-2003":
+        s = f"{row['precision']:.1f} / {row['recall']:.1f} / " + s
+    return s
+
+
+def per_seed(row: dict | None, ref: str) -> str:
+    if not row or f"vs_{ref}" not in row:
+        return "–"
+    parts = []
+    for seed, t in row[f"vs_{ref}"]["per_seed"].items():
+        if t["test"] == "mcnemar":
+            parts.append(f"{t['only_this']}/{t['only_that']}, p = {format_p(t['p'], 3)}")
+        else:
+            parts.append(f"{t['diff']:+.2f}, p = {format_p(t['p'], 3)}")
+    return "; ".join(parts) or "–"
+
+
+def markdown(summary: dict, planned: int | None) -> str:
+    t = summary["table"]
+    done = sum(len(r["scores"]) for sy in t.values() for r in sy.values())
+    out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the paper's "
+           "BERT-base (cased for NER). Best checkpoint by dev score (validation 16 times a run); CoLA MCC and SST-2 "
+           "accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
+           "over seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
+           "seeds (a control: against the system it controls, in the last column).", "",
+           "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for system, label in SYSTEMS.items():
+        rows = {task: t.get(task, {}).get(system) for task in TASKS}
+        if not any(rows.values()):
+            continue
+        deltas = [format_seed_test(rows[task]["vs_baseline"]["welch"]) if rows[task] and "vs_baseline" in rows[task]
+                  else "–" for task in TASKS]
+        ctrl = rows["CoNLL-2003"]
+        ref = CONTROL_OF.get(system)
+        cdelta = format_seed_test(ctrl[f"vs_{ref}"]["welch"]) if ref and ctrl and f"vs_{ref}" in ctrl else "–"
+        paper = PAPER.get(system)
+        out.append(f"| {label} | " + " | ".join(cell(rows[task], task) for task in TASKS) + " | " + " | ".join(deltas)
+                   + f" | {cdelta} | " + (f"{paper[0]} / {paper[1]} / {paper[2][2]}" if paper else "–") + " |")
+    out += ["", "Per seed against the baseline of the same seed (SST-2: sentences only this / only the baseline gets "
+            "right, exact McNemar p; CoLA and CoNLL-2003: the difference and a paired bootstrap p over sentences, "
+            f"{summary['paired_bootstrap_resamples']:,} resamples):", "",
+            "| system | CoLA | SST-2 | CoNLL-2003 |", "|---|---|---|---|"]
+    for system, label in SYSTEMS.items():
+        if system == "baseline" or not any(t.get(task, {}).get(system) for task in TASKS):
+            continue
+        out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), "baseline") for task in TASKS) + " |")
+    out += ["", "Dev curves (mean over seeds; the baseline must have stopped improving before the budget ends):", ""]
+    for task in TASKS:
+        base = t.get(task, {}).get("baseline")
+        if base and base["dev_curve_mean"]:
+            c = base["dev_curve_mean"]
+            out.append(f"- {task}, baseline {METRIC[task]}: " + ", ".join(f"{v:.1f}@{u}" for u, v in c)
+                       + f"; best checkpoints at updates {', '.join(str(u) for u in base['best_updates'])} of "
+                       f"{c[-1][0]}.")
+    if planned:
+        out += ["", f"Finished: {done} of the {planned} planned runs."]
+    return "\n".join(out) + "\n"
+
+
+def plot(summary: dict, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = [task for task in TASKS if task in summary["table"]]
+    if not tasks:
+        return
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.5), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        for system, row in summary["table"][task].items():
+            if row["dev_curve_mean"]:
+                u, v = zip(*row["dev_curve_mean"])
+                ax.plot(u, v, label=system, linewidth=2 if system == "baseline" else 1)
+        ax.set_title(f"{task}: dev {METRIC[task]}")
+        ax.set_xlabel("update")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    with atomic_path(str(path)) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--results", type=Path, default=Path(__file__).resolve().parents[2] / "results/encoders_table1")
+    p.add_argument("--readme", type=Path, default=None, help="also write the table into this file's sla-table-summary block")
+    p.add_argument("--planned", type=int, default=None, help="how many runs the reproduction plans")
+    p.add_argument("--bootstrap", type=int, default=1000)
+    a = p.parse_args(argv)
+    try:
+        summary = summarize(a.results, a.bootstrap)
+    except (ValueError, FileNotFoundError) as e:
+        p.exit(1, f"summarize_sla_table.py: error: {e}\n")
+    md = markdown(summary, a.planned)
+    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", md)):
+        with atomic_path(str(a.results / name)) as tmp:
+            Path(tmp).write_text(text, encoding="utf-8")
+    try:
+        plot(summary, a.results / "validation_curves.png")
+    except ImportError:
+        print("summarize_sla_table.py: matplotlib is not installed; no validation_curves.png", file=sys.stderr)
+    if a.readme:
+        replace_block(a.readme, "sla-table-summary", md)
+    print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""What the evaluation commands (fairseq-syntax-race-eval, -ner-eval, -sentence-eval) share: their options, the
+checks made before a checkpoint is loaded, and the two files they write."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from ..atomic import atomic_path
+from .guards import check_outputs, files_under
+
+
+def eval_arguments(prog: str, doc: str, data_help: str, split: str, split_help: str,
+                   batch_size: int) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", help=data_help)
+    p.add_argument("--path", required=True, help="checkpoint")
+    p.add_argument("--split", default=split, help=split_help)
+    p.add_argument("--batch-size", type=int, default=batch_size)
+    p.add_argument("--cpu", action="store_true")
+    p.add_argument("--fp16", action="store_true")
+    p.add_argument("--json", default=None, help="write the scores here")
+    p.add_argument("--predictions", default=None, help="write one JSON line per item here")
+    return p
+
+
+def check_eval_inputs(a, prep: str, split_file: str) -> None:
+    """The checkpoint and the split exist, and no output would overwrite an input; ``split_file`` is where a split
+    shows, e.g. ``label/{}.bin``. Raises FileNotFoundError or ValueError naming what is wrong."""
+    if not os.path.isfile(a.path):
+        raise FileNotFoundError(f"{a.path}: no such checkpoint")
+    check_outputs([a.json, a.predictions], [a.path, *files_under(a.data)])
+    if not os.path.isdir(a.data):
+        raise FileNotFoundError(f"{a.data}: no such data folder (the bin/ of {prep})")
+    folder, pattern = os.path.split(split_file)
+    suffix = pattern.replace("{}", "")
+    where = os.path.join(a.data, folder)
+    have = sorted(f[:-len(suffix)] for f in os.listdir(where) if f.endswith(suffix)) if os.path.isdir(where) else []
+    if a.split not in have:
+        raise FileNotFoundError(f"{a.data}: no split {a.split!r} (no {split_file.format(a.split)}); the splits there: "
+                                f"{', '.join(have) or f'none (is it the bin/ of {prep}?)'}")
+
+
+def write_eval_outputs(a, result: dict, rows) -> None:
+    if a.json:
+        with atomic_path(a.json) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1)
+    if a.predictions:
+        with atomic_path(a.predictions) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r) + "\n" for r in rows)

@@ -1,0 +1,91 @@
+"""Tag raw English with a fine-tuned token-labeling model (CoNLL-2003 NER).
+
+    from fairseq_syntax.tagger_hub import EntityTagger
+    tagger = EntityTagger.from_pretrained("checkpoints/ner_sgnet", data_name_or_path="work/conll2003/bin")
+    tagger.tag("EU rejects German call to boycott British lamb.")
+    # {'words': ['EU', 'rejects', ...], 'labels': ['B-ORG', 'O', 'B-MISC', ...],
+    #  'entities': [{'type': 'ORG', 'start': 0, 'end': 1, 'text': 'EU'}, ...]}
+
+The text goes through data-prep's steps: BERT's basic words (cased, as the parser got the corpus tokens), cut
+into sentences, each parsed by the parser recorded in the data's ``preprocessing.json`` (stopping with what to
+install if it is missing, as the translation hub does), WordPieces with the data's ``vocab.txt``, the heads
+aligned to them, and each word's label read at its first WordPiece, as in training. ``tag_words`` takes words
+already split (the corpus tokens of CoNLL-2003). Entities are read from the labels as conlleval reads them.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .syntax.alignment import align_heads_to_word_starts
+from .text_prep.sentences import split_sentences
+from .text_prep.spans import spans
+from .text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
+
+
+class _Rows(list):
+    @property
+    def sizes(self):
+        return np.array([len(r) for r in self], dtype=np.int64)
+
+
+class EntityTagger:
+    def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
+        from .hub_interface import wordpiece_vocab
+        from .parsing.provenance import parser_for_raw_input
+
+        self.model, self.task, self.cfg = model.eval(), task, cfg
+        self.parser = parser_for_raw_input(parser, data_dir)
+        self.pieces = WordPieceTokenizer(wordpiece_vocab(data_dir, "data-prep/conll2003.sh"), lower=True)
+        self.names = task.label_names()
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_best.pt",
+                        data_name_or_path: str = ".", parser: str = "auto") -> "EntityTagger":
+        from .hub_interface import load_for_raw_text
+
+        model, cfg, task, data = load_for_raw_text(model_name_or_path, checkpoint_file, data_name_or_path,
+                                                   ("syntax_token_labeling",), "EntityTagger")
+        return cls(model, task, cfg, data, parser)
+
+    def tag(self, text: str) -> dict:
+        """Every word of ``text`` with its label, and the entities (word offsets, end exclusive)."""
+        if not isinstance(text, str):
+            raise TypeError(f"the text must be a str, got {type(text).__name__}")
+        words = basic_words(text)
+        if not words:
+            raise ValueError("the text has no words")
+        return self.tag_words(words, sentences=split_sentences(words))
+
+    @torch.no_grad()
+    def tag_words(self, words: list[str], sentences: "list[list[str]] | None" = None) -> dict:
+        """``words`` already split (one sentence unless ``sentences`` cuts them), labelled."""
+        if not isinstance(words, (list, tuple)) or not words or not all(isinstance(w, str) and w for w in words):
+            raise ValueError("words must be a non-empty list of non-empty str")
+        sentences = sentences or [list(words)]
+        labels = []
+        for k, (sent, tree) in enumerate(zip(sentences, self.parser.parse(sentences))):
+            labels += self._label(sent, tree.heads, f"sentence {k + 1}")
+        entities = [{"type": kind, "start": s, "end": e, "text": " ".join(words[s:e])}
+                    for kind, s, e in sorted(spans(labels), key=lambda x: x[1])]
+        return {"words": list(words), "labels": labels, "entities": entities}
+
+    def _label(self, words: list[str], heads: list[int], what: str) -> list[str]:
+        from .data.sentence_codes import AssembledCodesDataset
+
+        d = self.task.source_dictionary
+        per_word = self.pieces.split_words(words)
+        flat = [p for ps in per_word for p in ps]
+        starts = word_starts(per_word)
+        codes = align_heads_to_word_starts(heads, starts, len(flat), what)
+        lead = int(self.task.cfg.init_token is not None)
+        ids = ([self.task.cfg.init_token] if lead else []) + [d.index(p) for p in flat] + [d.eos()]
+        if len(ids) > self.task.max_positions():
+            raise ValueError(f"{what}: {len(ids)} WordPieces, more than the model's {self.task.max_positions()}")
+        device = next(self.model.parameters()).device
+        src_heads = AssembledCodesDataset(_Rows([np.asarray(codes, dtype=np.int64)]), None, lead).collater([0])
+        logits, _ = self.model(src_tokens=torch.tensor([ids], device=device),
+                               src_lengths=torch.tensor([len(ids)], device=device), src_heads=src_heads.to(device),
+                               features_only=True, classification_head_name=self.task.cfg.classification_head_name)
+        best = logits[0].argmax(-1).tolist()
+        return [self.names[best[lead + s]] for s in starts]

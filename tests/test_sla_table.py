@@ -1,0 +1,90 @@
+"""The SLA paper's Table 1 reproduction (examples/encoders/reproduce_sla_table.sh) end to end on the CoNLL-2003
+slice, and its summarizer's paired tests on hand-made predictions."""
+import gzip
+import json
+
+import pytest
+
+from .conftest import ROOT, run, study_script
+from .test_token_labeling import conll  # noqa: F401  (the prepared slice, shared)
+
+
+def write_run(res, task, system, seed, gold, pred, metric, score):
+    name = f"{task}_{system}_seed{seed}"
+    rows = [{"sentence": i, "gold": g, "pred": p, "correct": int(g == p)} for i, (g, p) in enumerate(zip(gold, pred))]
+    (res / f"{name}.pred.jsonl.gz").write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
+    (res / f"{name}.eval.json").write_text(json.dumps({"task": task, "system": system, "seed": seed, "metric": metric,
+                                                       metric: score, "split": "valid", "max_update": 16,
+                                                       "best_update": 8}))
+
+
+def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_path):
+    """SST-2: SLA right on 0-59 of 100 sentences, the baseline on 0-39 and 60-69: McNemar 20 against 10. CoLA: the
+    bootstrap's difference is the MCC difference of the two prediction sets."""
+    summarize = study_script("examples/encoders/summarize_sla_table.py")
+    res = tmp_path / "res"
+    res.mkdir()
+    gold = ["1"] * 50 + ["0"] * 50
+    flip = {"1": "0", "0": "1"}
+    sla = [g if i < 60 else flip[g] for i, g in enumerate(gold)]
+    base = [g if i < 40 or 60 <= i < 70 else flip[g] for i, g in enumerate(gold)]
+    for seed in (1, 2):
+        write_run(res, "SST-2", "sla", seed, gold, sla, "accuracy", 60.0 + seed)
+        write_run(res, "SST-2", "baseline", seed, gold, base, "accuracy", 50.0 - seed)
+        write_run(res, "CoLA", "sla", seed, gold, sla, "mcc", 20.0)
+        write_run(res, "CoLA", "baseline", seed, gold, base, "mcc", 1.0)
+    assert summarize.main(["--results", str(res), "--planned", "8", "--bootstrap", "200"]) == 0
+    s = json.loads((res / "summary.json").read_text())
+    t = s["table"]["SST-2"]["sla"]["vs_baseline"]
+    assert t["per_seed"]["1"] == {"test": "mcnemar", "only_this": 20, "only_that": 10, "p": 0.0987}
+    assert t["welch"]["diff"] == 13.0 and t["welch"]["n"] == [2, 2]
+    c = s["table"]["CoLA"]["sla"]["vs_baseline"]["per_seed"]["1"]
+    assert c["test"] == "paired bootstrap" and 0 < c["p"] <= 1
+    assert c["diff"] == pytest.approx(summarize.matthews([int(g) for g in gold], [int(p) for p in sla])
+                                      - summarize.matthews([int(g) for g in gold], [int(p) for p in base]), abs=0.01)
+    md = (res / "summary.md").read_text()
+    assert "Finished: 8 of the 8 planned runs." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
+    assert "20/10, p = 0.099" in md
+
+
+@pytest.mark.slow
+@pytest.mark.long  # minutes: started first (tests/conftest.py)
+def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_converted, tmp_path):  # noqa: F811
+    """CoNLL-2003 slice, the baseline and SG-Net on random trees, seeds 1 and 2, 16 updates validated at each:
+    every run scored on test with per-sentence predictions, summarized with paired tests and dev curves; a second
+    call trains nothing; another budget is refused before anything trains; no machine path in the results."""
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "conll2003").symlink_to(conll / "data", target_is_directory=True)
+    res, readme = tmp_path / "res", tmp_path / "README.md"
+    readme.write_text("<!-- begin sla-table-summary -->\n<!-- end sla-table-summary -->\n")
+    cmd = ["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003", "--systems",
+           "baseline sgnet_random_trees", "--seeds", "1 2", "--updates-CoNLL-2003", "16", "--jobs", "2",
+           "--data-root", str(root), "--pretrained", str(minilm_converted), "--out", str(res),
+           "--checkpoints", str(tmp_path / "ck"), "--readme", str(readme)]
+    first = run(cmd, timeout=1800)
+    assert first.stderr.count("16 updates of 32, validation every 1") == 4, first.stderr[-3000:]
+    s = json.loads((res / "summary.json").read_text())
+    rows = s["table"]["CoNLL-2003"]
+    assert set(rows) == {"baseline", "sgnet_random_trees"}
+    ctrl = rows["sgnet_random_trees"]
+    assert len(ctrl["scores"]) == 2 and ctrl["vs_baseline"]["welch"]["n"] == [2, 2]
+    assert {t["test"] for t in ctrl["vs_baseline"]["per_seed"].values()} == {"paired bootstrap"}
+    assert [u for u, _ in rows["baseline"]["dev_curve_mean"]] == list(range(1, 17))
+    e = json.loads((res / "CoNLL-2003_baseline_seed1.eval.json").read_text())
+    assert e["metric"] == "f1" and e["split"] == "test" and e["scheme"] == "IOB2" and 1 <= e["best_update"] <= 16
+    with gzip.open(res / "CoNLL-2003_sgnet_random_trees_seed2.pred.jsonl.gz", "rt") as fh:
+        assert len(fh.readlines()) == 40
+    text = readme.read_text()
+    assert "Finished: 4 of the 4 planned runs." in text and "| SG-Net on random trees (control) |" in text
+    assert (res / "validation_curves.png").stat().st_size > 1000
+    for f in res.iterdir():
+        data = gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()
+        assert str(tmp_path).encode() not in data, f.name
+    again = run(cmd)
+    assert again.stderr.count("skip") == 4 and "updates of 32" not in again.stderr
+    status = run(cmd + ["--status"]).stdout.splitlines()
+    assert len(status) == 4 and all("finished: f1 " in line for line in status), status
+    other = run(cmd[:cmd.index("--updates-CoNLL-2003") + 1] + ["32"] + cmd[cmd.index("--updates-CoNLL-2003") + 2:],
+                check=False)
+    assert other.returncode == 1 and "max_update" in other.stderr and "updates of 32" not in other.stderr
