@@ -5,7 +5,8 @@
 #
 #   bash examples/encoders/reproduce_sla_table.sh [--tasks "CoNLL-2003 CoLA SST-2"] [--seeds "1 2 3 4 5"]
 #                                  [--systems "baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"]
-#                                  [--updates-CoLA N] [--updates-SST-2 N] [--updates-CoNLL-2003 N] [--jobs 2] [--fp16]
+#                                  [--updates-CoLA N] [--updates-SST-2 N] [--updates-CoNLL-2003 N] [--validations 16]
+#                                  [--jobs 2] [--fp16]
 #                                  [--out results/encoders_table1] [--checkpoints work/checkpoints/encoders_table1]
 #                                  [--data-root work] [--pretrained work/minilm] [--readme FILE]
 #                                  [--status | --summary-only | --no-summary]
@@ -14,9 +15,10 @@
 # (roberta_sla_small: tree distance <= 3), sgnet (roberta_sgnet_small), and on CoNLL-2003 only the controls
 # sgnet_nomask (the same extra layer attending to every token: parameter-matched), sgnet_random_trees and
 # sla_random_trees (random trees over the same words, data-prep/conll2003.sh --random-trees 1).
-# Protocol (the paper's, at our size): batch 32, Adam, lr 5e-5 with 6 % warm-up and linear decay, validation on
-# dev every --updates/16 updates, the best checkpoint by dev MCC / accuracy / entity F1 scored on dev (CoLA,
-# SST-2) or test (CoNLL-2003) with fairseq-syntax-sentence-eval / fairseq-syntax-ner-eval, which also write one
+# Protocol (the paper's, at our size): batch 32, Adam, lr 5e-5 with 6 % warm-up and linear decay, --validations
+# on dev evenly over the run (each also a checkpoint to resume from), the best checkpoint by dev MCC /
+# accuracy / entity F1 scored on dev (CoLA, SST-2) or test (CoNLL-2003) with fairseq-syntax-sentence-eval /
+# fairseq-syntax-ner-eval, which also write one
 # line per sentence for the paired tests. The runs go in the order tasks x seeds x systems, --jobs side by side,
 # the cores split among them. A stopped run resumes from its checkpoint_last.pt (saved at every validation); a
 # finished one (its .eval.json in --out) is skipped; one made with other options stops the script before
@@ -33,6 +35,7 @@ SEEDS="1 2 3 4 5"
 SYSTEMS="baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"
 declare -A UPDATES=([CoLA]=1600 [SST-2]=4000 [CoNLL-2003]=2400)
 JOBS=2
+VALIDATIONS=16
 DATA_ROOT=work
 PRETRAINED=work/minilm
 RES=default
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
     --updates-SST-2) UPDATES[SST-2]=$2; shift 2 ;;
     --updates-CoNLL-2003) UPDATES[CoNLL-2003]=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
+    --validations) VALIDATIONS=$2; shift 2 ;;
     --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
     --checkpoints) CKPTS=$2; shift 2 ;;
     --data-root) DATA_ROOT=$2; shift 2 ;;
@@ -65,8 +69,8 @@ done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 cd "$ROOT"
 source "$ROOT/data-prep/common.sh"  # atomic, keep_log, need_int, same_run, flag_keys, threads_per_job
-for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" 16; done
-need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"
+need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"; need_int --validations "$VALIDATIONS" 1
+for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" "$VALIDATIONS"; done
 for t in $TASKS; do case $t in CoLA|SST-2|CoNLL-2003) ;; *) die "unknown task $t (CoLA, SST-2, CoNLL-2003)" ;; esac; done
 SUFFIX=""; [ ${#FP16[@]} -eq 0 ] || SUFFIX=_fp16
 [ "$RES" != default ] || RES=$ROOT/results/encoders_table1$SUFFIX
@@ -129,6 +133,7 @@ fi
 
 run_keys() {  # run_keys TASK SYSTEM SEED: the options that make this run what it is (fairseq_syntax/studies/run_options.py)
   local keys=(seed="$3" lr=5e-05 batch_size=32 max_update="${UPDATES[$1]}"
+              validate_interval_updates=$((UPDATES[$1] / VALIDATIONS))
               fp16=$([ ${#FP16[@]} -gt 0 ] && echo True || echo False))
   # shellcheck disable=SC2046
   mapfile -t -O ${#keys[@]} keys < <(flag_keys $(system_args "$2"))
@@ -166,7 +171,7 @@ finetune() {  # finetune TASK SYSTEM SEED
   local task=$1 system=$2 seed=$3 n=${UPDATES[$1]} name ck start data every split eval metric
   name=${task}_${system}_seed$seed
   [ -f "$RES/$name.eval.json" ] && { log "[table] skip $name (done)"; return 0; }
-  ck=$CKPTS/$name data=$(data_of "$task") every=$((n / 16))
+  ck=$CKPTS/$name data=$(data_of "$task") every=$((n / VALIDATIONS))
   mkdir -p "$ck"
   mapfile -t start < <(fine_tune_start "$ck" "$PRETRAINED")
   [ "${#start[@]}" -gt 2 ] && log "[table] $name: $n updates of 32, validation every $every"
