@@ -5,7 +5,7 @@
 #
 #   bash examples/encoders/reproduce_sla_table.sh [--tasks "CoNLL-2003 CoLA SST-2"] [--seeds "1 2 3 4 5"]
 #                                  [--systems "baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"]
-#                                  [--updates-CoLA N] [--updates-SST-2 N] [--updates-CoNLL-2003 N] [--validations 16]
+#                                  [--updates-CoLA N] [--updates-SST-2 N] [--updates-CoNLL-2003 N] [--validations 10]
 #                                  [--jobs 2] [--fp16]
 #                                  [--out results/encoders_table1] [--checkpoints work/checkpoints/encoders_table1]
 #                                  [--data-root work] [--pretrained work/minilm] [--readme FILE]
@@ -18,11 +18,11 @@
 # Protocol (the paper's, at our size): batch 32, Adam, lr 5e-5 with 6 % warm-up and linear decay, --validations
 # on dev evenly over the run (each also a checkpoint to resume from), the best checkpoint by dev MCC /
 # accuracy / entity F1 scored on dev (CoLA, SST-2) or test (CoNLL-2003) with fairseq-syntax-sentence-eval /
-# fairseq-syntax-ner-eval, which also write one
-# line per sentence for the paired tests. The runs go in the order tasks x seeds x systems, --jobs side by side,
-# the cores split among them. A stopped run resumes from its checkpoint_last.pt (saved at every validation); a
-# finished one (its .eval.json in --out) is skipped; one made with other options stops the script before
-# anything trains, naming what differs. --fp16 trains in half precision on a GPU, into their own folders.
+# fairseq-syntax-ner-eval, which also write one line per sentence for the paired tests. The runs go in the order
+# seeds x tasks x systems (every task's first seed before any second one: the budget is checked on the first
+# curves), --jobs side by side, the cores split among them. A stopped run resumes from its checkpoint_last.pt
+# (saved at every validation); a finished one (its .eval.json in --out) is skipped; one made with other options
+# stops the script before anything trains, naming what differs. --fp16 trains in half precision on a GPU, into their own folders.
 # Then examples/encoders/summarize_sla_table.py writes summary.json, summary.md and the sla-table block of
 # examples/encoders/README.md (--readme FILE for another file; with --out, only if --readme is given).
 # --status says where each run stands; --summary-only summarizes the finished runs and trains nothing.
@@ -33,9 +33,10 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TASKS="CoNLL-2003 CoLA SST-2"
 SEEDS="1 2 3 4 5"
 SYSTEMS="baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"
-declare -A UPDATES=([CoLA]=1600 [SST-2]=4000 [CoNLL-2003]=2400)
+# the budgets (examples/encoders/README.md, "Budget"): CoLA 9 epochs, SST-2 2, CoNLL-2003 5, of 32 sentences an update
+declare -A UPDATES=([CoLA]=2400 [SST-2]=4200 [CoNLL-2003]=2200)
 JOBS=2
-VALIDATIONS=16
+VALIDATIONS=10
 DATA_ROOT=work
 PRETRAINED=work/minilm
 RES=default
@@ -106,8 +107,8 @@ task_args() {  # task_args TASK: the task, criterion and best-checkpoint metric
 prepared_in() { if [ "$1" = CoNLL-2003 ]; then echo "$DATA_ROOT/conll2003"; else echo "$DATA_ROOT/glue/$1"; fi; }
 data_of() { echo "$(prepared_in "$1")/bin"; }
 for s in $SYSTEMS; do system_args "$s" > /dev/null; done
-runs=()  # the order they train in: tasks, then seeds, then systems (the controls on CoNLL-2003 only)
-for task in $TASKS; do for seed in $SEEDS; do for system in $SYSTEMS; do
+runs=()  # the order they train in: seeds, then tasks, then systems (the controls on CoNLL-2003 only)
+for seed in $SEEDS; do for task in $TASKS; do for system in $SYSTEMS; do
   { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || runs+=("$task $system $seed")
 done; done; done
 
