@@ -49,3 +49,37 @@ def write_eval_outputs(a, result: dict, rows) -> None:
     if a.predictions:
         with atomic_path(a.predictions) as tmp, open(tmp, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r) + "\n" for r in rows)
+
+
+def load_for_eval(checkpoint: str, data: str, task_name: str, tool: str, cpu: bool, fp16: bool):
+    """(model in eval mode on its device, cfg, task) for one checkpoint of ``task_name``, checked before any data
+    file is opened (checkpoint_compat.load_model_for)."""
+    import torch
+
+    import fairseq_syntax
+
+    from ..checkpoint_compat import load_model_for
+
+    fairseq_syntax.register()
+    models, cfg, task = load_model_for(checkpoint, data, (task_name,), tool)
+    model = models[0].eval()
+    if fp16:
+        model = model.half()
+    if torch.cuda.is_available() and not cpu:
+        model = model.cuda()
+    return model, cfg, task
+
+
+def eval_batches(model, task, dataset, batch_size: int):
+    """The split's batches in order, on the model's device, without shuffling."""
+    import warnings
+
+    from fairseq import utils
+
+    # fairseq's iterator always asks for pinned memory, which torch warns is pointless without a GPU
+    warnings.filterwarnings("ignore", message=".*pin_memory.*", category=UserWarning)
+    itr = task.get_batch_iterator(dataset, max_sentences=batch_size, max_positions=task.max_positions(),
+                                  ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
+    on_gpu = next(model.parameters()).is_cuda
+    for sample in itr:
+        yield utils.move_to_cuda(sample) if on_gpu else sample

@@ -14,48 +14,27 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 from ..text_prep.spans import entity_scores, tag_scheme
-from .eval_common import check_eval_inputs, eval_arguments, write_eval_outputs
+from .eval_common import check_eval_inputs, eval_arguments, eval_batches, load_for_eval, write_eval_outputs
 
 TOOL = "fairseq-syntax-ner-eval"
 
 
 def predict(checkpoint: str, data: str, split: str, batch_size: int = 32, cpu: bool = False,
-            fp16: bool = False, model_and_task=None) -> tuple[list, list]:
+            fp16: bool = False) -> tuple[list, list]:
     """(gold, predicted) tag rows of every sentence of ``split``, in the split's order."""
     import torch
-    from fairseq import utils
 
-    import fairseq_syntax
-
-    from ..checkpoint_compat import load_model_for
     from ..data.token_labels import IGNORE
 
-    if model_and_task is None:
-        fairseq_syntax.register()
-        models, cfg, task = load_model_for(checkpoint, data, ("syntax_token_labeling",), TOOL)
-        model = models[0]
-    else:
-        model, task = model_and_task
-    model = model.eval()
-    use_cuda = torch.cuda.is_available() and not cpu
-    if fp16:
-        model = model.half()
-    if use_cuda:
-        model = model.cuda()
+    model, _, task = load_for_eval(checkpoint, data, "syntax_token_labeling", TOOL, cpu, fp16)
     names = task.label_names()
     dataset = task.load_dataset(split)
-    warnings.filterwarnings("ignore", message=".*pin_memory.*", category=UserWarning)
-    itr = task.get_batch_iterator(dataset, max_sentences=batch_size, max_positions=task.max_positions(),
-                                  ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
     head = task.cfg.classification_head_name
     gold, pred = [None] * len(dataset), [None] * len(dataset)
     with torch.no_grad():
-        for sample in itr:
-            if use_cuda:
-                sample = utils.move_to_cuda(sample)
+        for sample in eval_batches(model, task, dataset, batch_size):
             logits, _ = model(**sample["net_input"], features_only=True, classification_head_name=head)
             keep = sample["target"].ne(IGNORE)
             best = logits.argmax(-1)

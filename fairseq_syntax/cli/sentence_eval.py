@@ -11,9 +11,8 @@ the label dictionary writes them) and whether it is right. The numbers are those
 from __future__ import annotations
 
 import sys
-import warnings
 
-from .eval_common import check_eval_inputs, eval_arguments, write_eval_outputs
+from .eval_common import check_eval_inputs, eval_arguments, eval_batches, load_for_eval, write_eval_outputs
 
 TOOL = "fairseq-syntax-sentence-eval"
 
@@ -22,32 +21,15 @@ def predict(checkpoint: str, data: str, split: str, batch_size: int = 64, cpu: b
             fp16: bool = False) -> tuple[list, list, list]:
     """(gold, predicted, label names): class indices of every sentence of ``split``, in the split's order."""
     import torch
-    from fairseq import utils
 
-    import fairseq_syntax
-
-    from ..checkpoint_compat import load_model_for
-
-    fairseq_syntax.register()
-    models, cfg, task = load_model_for(checkpoint, data, ("syntax_sentence_prediction",), TOOL)
-    model = models[0].eval()
-    use_cuda = torch.cuda.is_available() and not cpu
-    if fp16:
-        model = model.half()
-    if use_cuda:
-        model = model.cuda()
+    model, cfg, task = load_for_eval(checkpoint, data, "syntax_sentence_prediction", TOOL, cpu, fp16)
     labels = task.label_dictionary
     names = labels.symbols[labels.nspecial:]
     dataset = task.load_dataset(split)
-    warnings.filterwarnings("ignore", message=".*pin_memory.*", category=UserWarning)
-    itr = task.get_batch_iterator(dataset, max_sentences=batch_size, max_positions=task.max_positions(),
-                                  ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
     head = getattr(cfg.task, "classification_head_name", "sentence_classification_head")
     gold, pred = [None] * len(dataset), [None] * len(dataset)
     with torch.no_grad():
-        for sample in itr:
-            if use_cuda:
-                sample = utils.move_to_cuda(sample)
+        for sample in eval_batches(model, task, dataset, batch_size):
             logits, _ = model(**sample["net_input"], features_only=True, classification_head_name=head)
             for i, g, q in zip(sample["id"].tolist(), sample["target"].view(-1).tolist(),
                                logits.argmax(-1).tolist()):

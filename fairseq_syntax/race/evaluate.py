@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-import warnings
 
-from ..cli.eval_common import check_eval_inputs, eval_arguments, write_eval_outputs
+from ..cli.eval_common import check_eval_inputs, eval_arguments, eval_batches, load_for_eval, write_eval_outputs
 
 
 def binomial_p_above_chance(correct: int, n: int, chance: float = 0.25) -> float:
@@ -42,20 +41,8 @@ def summarize(rows) -> dict:
 def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 16, cpu: bool = False,
              fp16: bool = False) -> list[dict]:
     import torch
-    from fairseq import utils
 
-    import fairseq_syntax
-
-    from ..checkpoint_compat import load_model_for
-
-    fairseq_syntax.register()
-    models, cfg, task = load_model_for(checkpoint, data, ("syntax_sentence_ranking",), "fairseq-syntax-race-eval")
-    model = models[0].eval()
-    use_cuda = torch.cuda.is_available() and not cpu
-    if fp16:
-        model = model.half()
-    if use_cuda:
-        model = model.cuda()
+    model, cfg, task = load_for_eval(checkpoint, data, "syntax_sentence_ranking", "fairseq-syntax-race-eval", cpu, fp16)
     meta_path = os.path.join(data, "label", f"{split}.meta.jsonl")
     if not os.path.exists(meta_path):
         raise FileNotFoundError(f"{meta_path}: no per-question record (prepare with data-prep/race.sh)")
@@ -64,16 +51,10 @@ def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 16, cpu: 
     if not os.path.exists(os.path.join(data, "label", f"{split}.label")):
         raise FileNotFoundError(f"{os.path.join(data, 'label', split)}.label: no labels to score against")
     dataset = task.load_dataset(split)
-    # fairseq's iterator always asks for pinned memory, which torch warns is pointless without a GPU
-    warnings.filterwarnings("ignore", message=".*pin_memory.*", category=UserWarning)
-    itr = task.get_batch_iterator(dataset, max_sentences=batch_size, max_positions=task.max_positions(),
-                                  ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
     head = getattr(cfg.model, "ranking_head_name", "sentence_classification_head")
     out = [None] * len(meta)
     with torch.no_grad():
-        for sample in itr:
-            if use_cuda:
-                sample = utils.move_to_cuda(sample)
+        for sample in eval_batches(model, task, dataset, batch_size):
             scores = [model(**sample[f"net_input{k}"], classification_head_name=head)[0]
                       for k in range(1, task.args.num_classes + 1)]
             pred = torch.cat(scores, dim=1).float().argmax(dim=1).tolist()
