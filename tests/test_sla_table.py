@@ -45,6 +45,8 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
     md = (res / "summary.md").read_text()
     assert "Finished: 8 of the 8 planned runs." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
     assert "20/10, p = 0.099" in md
+    assert ("- SST-2, + SLA (tree distance ≤ 3) against BERT-style baseline (roberta_baseline_small): +13.00, Welch p = "
+            in md) and "paired p < 0.05 on 0 of 2 seeds." in md
 
 
 @pytest.mark.slow

@@ -177,6 +177,21 @@ def markdown(summary: dict, planned: int | None) -> str:
         if system == "baseline" or not any(t.get(task, {}).get(system) for task in TASKS):
             continue
         out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), "baseline") for task in TASKS) + " |")
+    out += ["", "**Reading** (told apart: Welch p < 0.05 over seeds, at least 2 seeds a side):", ""]
+    for task in TASKS:
+        for system, row in t.get(task, {}).items():
+            for ref in ("baseline", CONTROL_OF.get(system)):
+                test = row.get(f"vs_{ref}") if ref else None
+                if not test:
+                    continue
+                w = test["welch"]
+                seeds = test["per_seed"].values()
+                below = sum(x["p"] < 0.05 for x in seeds)
+                verdict = ("not tested over seeds (fewer than 2 seeds a side)" if w is None or w["welch_p"] is None
+                           else f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)}: "
+                                + ("told apart" if w["welch_p"] < 0.05 else "not told apart"))
+                out.append(f"- {task}, {SYSTEMS[system]} against {SYSTEMS[ref]}: {verdict}; paired p < 0.05 on "
+                           f"{below} of {len(seeds)} seeds.")
     out += ["", "Dev curves (mean over seeds; the baseline must have stopped improving before the budget ends):", ""]
     for task in TASKS:
         base = t.get(task, {}).get("baseline")
