@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Fine-tuning throughput of roberta_sgnet and roberta_sla as ratios to roberta_baseline, in one run.
+"""Fine-tuning throughput of roberta_sgnet and roberta_sla (and WLA) as ratios to roberta_baseline, in one run.
 
 All three start from the same lifted weights (work/minilm/model.pt), see the same real batches with the
 same threads, and run interleaved (the order rotates every round); each round's ratio is taken against
@@ -9,6 +9,11 @@ the baseline's run in the same round, and the median over rounds is reported.
     .venv/bin/python benchmarks/bench_encoders.py --ranking --data work/race/bin --max-positions 384 --batch-size 2 \
         [--size base] --out results/race/bench_encoders_small.json   # RACE: 4 choices x 384 positions
 
+    .venv/bin/python benchmarks/bench_encoders.py --tagging --data work/conll2003/bin \
+        --out results/benchmarks/bench_encoders_conll2003.json   # NER at CoNLL-2003 lengths, with WLA
+
+``--tagging`` measures token labeling (``syntax_token_labeling``, CoNLL-2003), where the SLA paper's WLA
+(``roberta_sla --sla-mask window``) joins the three; the goals there are SG-Net >= 0.90, SLA and WLA >= 0.95.
 ``--ranking`` measures the multiple-choice task (``syntax_sentence_ranking``, fairseq's ``sentence_ranking``
 criterion: four choices per question). ``--size base`` (12 layers, d = 768) starts from random weights of the
 same seed for all three, which is all a throughput ratio needs.
@@ -23,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCHS = ["roberta_baseline", "roberta_sgnet", "roberta_sla"]
+WLA = ["--sla-mask", "window"]  # the SLA paper's window-local attention, |i - j| <= 3
 
 
 def main():
@@ -35,10 +41,16 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--out", default=str(ROOT / "results/benchmarks/bench_encoders.json"))
     p.add_argument("--ranking", action="store_true", help="multiple choice (RACE) instead of classification")
+    p.add_argument("--tagging", action="store_true", help="token labeling (CoNLL-2003 NER), with WLA as well")
     p.add_argument("--max-positions", type=int, default=512)
     p.add_argument("--size", choices=("small", "base"), default="small")
     args = p.parse_args()
-    archs = [f"{a}_{args.size}" for a in ARCHS]
+    if args.ranking and args.tagging:
+        p.error("--ranking and --tagging are two different tasks: give one")
+    systems = {f"{a}_{args.size}": (f"{a}_{args.size}", []) for a in ARCHS}
+    if args.tagging:
+        systems[f"roberta_wla_{args.size}"] = (f"roberta_sla_{args.size}", WLA)
+    archs = list(systems)
 
     import torch
     from fairseq import options, tasks
@@ -49,7 +61,9 @@ def main():
     fairseq_syntax.register()
     torch.set_num_threads(args.threads)
     state = torch.load(args.pretrained)["model"] if args.size == "small" else None
-    if args.ranking:
+    if args.tagging:
+        task_args = ["--task", "syntax_token_labeling", "--criterion", "token_labeling"]
+    elif args.ranking:
         task_args = ["--task", "syntax_sentence_ranking", "--num-classes", "4", "--init-token", "0",
                      "--separator-token", "2", "--max-option-length", "128", "--shorten-method", "truncate",
                      "--criterion", "sentence_ranking"]
@@ -57,13 +71,14 @@ def main():
         task_args = ["--task", "syntax_sentence_prediction", "--init-token", "0", "--num-classes", "2",
                      "--criterion", "sentence_prediction"]
     models, task = {}, None
-    for arch in archs:
+    for name, (arch, extra) in systems.items():
         a = options.parse_args_and_arch(options.get_training_parser(), [
-            args.data, "--user-dir", fairseq_syntax.USER_DIR, "--arch", arch, *task_args,
+            args.data, "--user-dir", fairseq_syntax.USER_DIR, "--arch", arch, *extra, *task_args,
             # ranking: the model keeps 512 positions and the choices are cut to --max-positions (the paper's 384)
             *(["--max-positions", "512", "--max-input-length", str(args.max_positions)] if args.ranking
               else ["--max-positions", str(args.max_positions)])])
-        a.classification_head_name = "sentence_classification_head"
+        if not args.tagging:
+            a.classification_head_name = "sentence_classification_head"
         if task is None:
             task = tasks.setup_task(a)
             task.load_dataset("train")
@@ -72,9 +87,14 @@ def main():
         if state is not None:
             sd = dict(state)
             m.upgrade_state_dict_named(sd, "")
-            m.load_state_dict(sd, strict=not args.ranking)  # (the ranking head is new: the criterion registers it)
-        models[arch] = m
-    if args.ranking:
+            # (a ranking or tagging head is new: the criterion or the task registers it)
+            m.load_state_dict(sd, strict=not (args.ranking or args.tagging))
+        models[name] = m
+    if args.tagging:
+        from fairseq_syntax.criterions.token_labeling import TokenLabelingConfig, TokenLabelingCriterion
+
+        crit = TokenLabelingCriterion(TokenLabelingConfig(), task)
+    elif args.ranking:
         from fairseq.criterions.sentence_ranking import SentenceRankingCriterion
 
         crit = SentenceRankingCriterion(task, "sentence_classification_head", None, 4)
@@ -88,7 +108,7 @@ def main():
     speed = {n: [] for n in archs}
     for r in range(args.rounds):
         chunk = batches[r * args.steps:(r + 1) * args.steps]
-        order = archs[r % 3:] + archs[:r % 3]
+        order = archs[r % len(archs):] + archs[:r % len(archs)]
         for n in order:
             model = models[n].train()
             tokens, t0 = 0, time.perf_counter()
@@ -104,7 +124,9 @@ def main():
     result = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, torch threads {args.threads}",
         "data": os.path.relpath(args.data, ROOT) if os.path.isabs(args.data) else args.data,
-        "task": "syntax_sentence_ranking (4 choices)" if args.ranking else "syntax_sentence_prediction",
+        "task": ("syntax_token_labeling" if args.tagging else "syntax_sentence_ranking (4 choices)" if args.ranking
+                 else "syntax_sentence_prediction"),
+        "systems": {n: " ".join([arch, *extra]) for n, (arch, extra) in systems.items()},
         "max_positions": args.max_positions, "size": args.size,
         "weights": "lifted MiniLM-L6" if state is not None else "random (seed 1)", "rounds": args.rounds, "steps_per_round": args.steps, "batch_size": args.batch_size,
         "train_tok_per_s": {n: {"median": statistics.median(v), "runs": v} for n, v in speed.items()},
