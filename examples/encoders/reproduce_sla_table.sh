@@ -125,7 +125,9 @@ if [ "$MODE" = status ]; then
     if [ -f "$RES/$name.eval.json" ]; then state="finished: $(python -c 'import json, sys
 e = json.load(open(sys.argv[1])); m = e["metric"]
 print("%s %.2f on %s, best at update %s" % (m, e[m], e["split"], e["best_update"]))' "$RES/$name.eval.json")"
-    elif [ -f "$log" ]; then state="training: $(grep -o 'num_updates [0-9]*' "$log" | tail -n 1 || true) of ${UPDATES[$task]}"
+    elif [ -f "$log" ]; then  # the last update logged (train_inner: num_updates=N, valid: num_updates N)
+      state="training: update $({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')"
+      state+=" of ${UPDATES[$task]}"
     else state="not started"; fi
     echo "$task $system seed $seed: $state"
   done
