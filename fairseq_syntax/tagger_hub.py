@@ -14,19 +14,12 @@ already split (the corpus tokens of CoNLL-2003). Entities are read from the labe
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from .syntax.alignment import align_heads_to_word_starts
 from .text_prep.sentences import split_sentences
 from .text_prep.spans import spans
 from .text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
-
-
-class _Rows(list):
-    @property
-    def sizes(self):
-        return np.array([len(r) for r in self], dtype=np.int64)
 
 
 class EntityTagger:
@@ -83,7 +76,7 @@ class EntityTagger:
         if len(ids) > self.task.max_positions():
             raise ValueError(f"{what}: {len(ids)} WordPieces, more than the model's {self.task.max_positions()}")
         device = next(self.model.parameters()).device
-        src_heads = AssembledCodesDataset(_Rows([np.asarray(codes, dtype=np.int64)]), None, lead).collater([0])
+        src_heads = AssembledCodesDataset([codes], None, lead).collater([0])  # rows in memory (PackedRows)
         logits, _ = self.model(src_tokens=torch.tensor([ids], device=device),
                                src_lengths=torch.tensor([len(ids)], device=device), src_heads=src_heads.to(device),
                                features_only=True, classification_head_name=self.task.cfg.classification_head_name)

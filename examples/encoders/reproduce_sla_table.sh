@@ -202,17 +202,16 @@ finetune() {  # finetune TASK SYSTEM SEED
   atomic "$RES/$name.eval.txt" cat "$ck/eval.txt"
   python - "$ck/eval.json" "$RES/$name.eval.json" "$task" "$system" "$seed" "$n" "$metric" "$ck/train.log" <<'EOF'
 import json, os, re, sys
+from fairseq_syntax.studies.early_stopping import validations
 src, dst, task, system, seed, n, metric, log = sys.argv[1:]
 r = json.load(open(src))
-text = open(log, errors="replace").read()
 # the best checkpoint's update: fairseq keeps the last validation of the highest dev score (>=)
-curve = [(float(m), int(u)) for m, u in re.findall(
-    rf"valid on 'valid' subset \|.*?\| {metric} (-?[\d.]+) \|.*?\| num_updates (\d+)", text)]
-best = [max(curve)[1]] if curve else []
-device = re.findall(r"rank\s+0: capabilities = .* ; name = (.*)", text)
+vals = validations(log, metric, by="update")
+best = max(vals, key=lambda u: (vals[u][0], u)) if vals else None
+device = re.findall(r"rank\s+0: capabilities = .* ; name = (.*)", open(log, errors="replace").read())
 r.pop("checkpoint", None)  # a machine path; the run is named by task, system and seed
 r.update(task=task, system=system, seed=int(seed), max_update=int(n), metric=metric,
-         best_update=int(best[-1]) if best else None, device=device[-1].strip() if device else "cpu")
+         best_update=best, device=device[-1].strip() if device else "cpu")
 json.dump(r, open(dst + ".tmp", "w"), indent=1)
 os.replace(dst + ".tmp", dst)
 EOF

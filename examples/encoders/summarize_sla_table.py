@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -22,11 +21,12 @@ from pathlib import Path
 import numpy as np
 
 from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import replace_block
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, matthews, mcnemar_exact,
                                                     paired_bootstrap, seed_test, significant)
-from fairseq_syntax.text_prep.spans import spans
-from fairseq_syntax.studies.training_log import open_log, training_setup
+from fairseq_syntax.studies.training_log import training_setup
+from fairseq_syntax.text_prep.spans import f1, spans
 
 TASKS = ("CoLA", "SST-2", "CoNLL-2003")
 METRIC = {"CoLA": "mcc", "SST-2": "accuracy", "CoNLL-2003": "f1"}
@@ -46,15 +46,8 @@ def read_rows(path: Path) -> list[dict]:
 
 
 def curve(log: Path, metric: str) -> list[tuple[int, float]]:
-    """(update, dev score) of every validation in a training log."""
-    pat = re.compile(rf"valid on 'valid' subset \|.*?\| {metric} (-?[\d.]+) \|.*?\| num_updates (\d+)")
-    out = {}
-    with open_log(str(log)) as fh:
-        for line in fh:
-            m = pat.search(line)
-            if m:
-                out[int(m.group(2))] = float(m.group(1))  # a resumed run validates an update once more: the last
-    return sorted(out.items())
+    """(update, dev score) of every validation in a training log (a resumed run's repeat counts once)."""
+    return sorted((u, v) for u, (v, _) in validations(str(log), metric, by="update").items())
 
 
 def item_metric(task: str, rows: list[dict]):
@@ -62,7 +55,7 @@ def item_metric(task: str, rows: list[dict]):
     if task == "CoNLL-2003":
         counts = np.array([(len(spans(r["gold"]) & spans(r["pred"])), len(spans(r["pred"])), len(spans(r["gold"])))
                            for r in rows], dtype=np.int64)
-        return counts, lambda c, idx: (lambda s: 200.0 * s[0] / max(s[1] + s[2], 1))(c[idx].sum(0))
+        return counts, lambda c, idx: f1(*c[idx].sum(0))
     names = sorted({r["gold"] for r in rows} | {r["pred"] for r in rows})
     pairs = np.array([(names.index(r["gold"]), names.index(r["pred"])) for r in rows])
     if task == "CoLA":

@@ -63,24 +63,17 @@ def entity_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) 
     accuracy. Sentences must pair up word for word."""
     if len(gold) != len(pred):
         raise ValueError(f"{len(gold)} gold sentences against {len(pred)} predicted")
-    by_type: dict = {}
-    tp = n_pred = n_gold = n_tok = ok_tok = 0
+    by_type: dict = {}  # type: [correct, predicted, gold]
+    n_tok = ok_tok = 0
     for i, (g, p) in enumerate(zip(gold, pred)):
         if len(g) != len(p):
             raise ValueError(f"sentence {i + 1}: {len(g)} gold tags against {len(p)} predicted")
         gs, ps = spans(g), spans(p)
-        tp += len(gs & ps)
-        n_pred += len(ps)
-        n_gold += len(gs)
         n_tok += len(g)
         ok_tok += sum(a == b for a, b in zip(g, p))
-        for kind, *_ in gs | ps:
-            by_type.setdefault(kind, [0, 0, 0])
-        for span in gs & ps:
-            by_type[span[0]][0] += 1
-        for span in ps:
-            by_type[span[0]][1] += 1
-        for span in gs:
-            by_type[span[0]][2] += 1
-    return {**prf(tp, n_pred, n_gold), "token_accuracy": 100.0 * ok_tok / n_tok if n_tok else 0.0,
+        for k, found in enumerate((gs & ps, ps, gs)):
+            for kind, *_ in found:
+                by_type.setdefault(kind, [0, 0, 0])[k] += 1
+    overall = [sum(v[k] for v in by_type.values()) for k in range(3)]  # every chunk has one type
+    return {**prf(*overall), "token_accuracy": 100.0 * ok_tok / n_tok if n_tok else 0.0,
             "types": {k: prf(*v) for k, v in sorted(by_type.items())}}
