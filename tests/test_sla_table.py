@@ -30,6 +30,8 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
     base = [g if i < 40 or 60 <= i < 70 else flip[g] for i, g in enumerate(gold)]
     for seed in (1, 2):
         write_run(res, "SST-2", "sla", seed, gold, sla, "accuracy", 60.0 + seed)
+        (res / f"SST-2_sla_seed{seed}.gates.json").write_text(json.dumps(
+            {"split": "valid", "tokens": 900, "mean_gate": [0.5, 0.4 + 0.1 * seed]}))
         write_run(res, "SST-2", "baseline", seed, gold, base, "accuracy", 50.0 - seed)
         write_run(res, "CoLA", "sla", seed, gold, sla, "mcc", 20.0)
         write_run(res, "CoLA", "baseline", seed, gold, base, "mcc", 1.0)
@@ -45,6 +47,11 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
     md = (res / "summary.md").read_text()
     assert "Finished: 8 of the 8 planned runs." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
     assert "20/10, p = 0.099" in md
+    # the mean gate per layer over the seeds' best checkpoints (the paper's Figure 2)
+    assert s["table"]["SST-2"]["sla"]["gates"] == {"seeds": [1, 2], "split": "valid", "mean": [0.5, 0.55],
+                                                   "std": [0.0, 0.071]}
+    assert "| SST-2 | + SLA (tree distance ≤ 3) | 0.500 ± 0.000 | 0.550 ± 0.071 | 2 |" in md
+    assert "gates" not in s["table"]["SST-2"]["baseline"] and (res / "sla_gates.png").stat().st_size > 1000
     assert ("- SST-2, + SLA (tree distance ≤ 3) against BERT-style baseline (roberta_baseline_small): +13.00, Welch p = "
             in md) and "paired p < 0.05 on 0 of 2 seeds." in md
 
@@ -52,16 +59,17 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
 @pytest.mark.slow
 @pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_converted, tmp_path):  # noqa: F811
-    """CoNLL-2003 slice, the baseline and SG-Net on random trees, seeds 1 and 2, 16 updates validated at 4:
-    every run scored on test with per-sentence predictions, summarized with paired tests and dev curves; a second
-    call trains nothing; another budget is refused before anything trains; no machine path in the results."""
+    """CoNLL-2003 slice, the baseline and SLA on random trees, seeds 1 and 2, 16 updates validated at 4:
+    every run scored on test with per-sentence predictions, SLA's gates kept, summarized with paired tests and dev
+    curves; a second call trains nothing but computes a missing gate file; another budget is refused before
+    anything trains; no machine path in the results."""
     root = tmp_path / "data"
     root.mkdir()
     (root / "conll2003").symlink_to(conll / "data", target_is_directory=True)
     res, readme = tmp_path / "res", tmp_path / "README.md"
     readme.write_text("<!-- begin sla-table-summary -->\n<!-- end sla-table-summary -->\n")
     cmd = ["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003", "--systems",
-           "baseline sgnet_random_trees", "--seeds", "1 2", "--updates-CoNLL-2003", "16", "--validations", "4",
+           "baseline sla_random_trees", "--seeds", "1 2", "--updates-CoNLL-2003", "16", "--validations", "4",
            "--jobs", "2",
            "--data-root", str(root), "--pretrained", str(minilm_converted), "--out", str(res),
            "--checkpoints", str(tmp_path / "ck"), "--readme", str(readme)]
@@ -69,23 +77,30 @@ def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_co
     assert first.stderr.count("16 updates of 32, validation every 4") == 4, first.stderr[-3000:]
     s = json.loads((res / "summary.json").read_text())
     rows = s["table"]["CoNLL-2003"]
-    assert set(rows) == {"baseline", "sgnet_random_trees"}
-    ctrl = rows["sgnet_random_trees"]
+    assert set(rows) == {"baseline", "sla_random_trees"}
+    ctrl = rows["sla_random_trees"]
     assert len(ctrl["scores"]) == 2 and ctrl["vs_baseline"]["welch"]["n"] == [2, 2]
     assert {t["test"] for t in ctrl["vs_baseline"]["per_seed"].values()} == {"paired bootstrap"}
     assert [u for u, _ in rows["baseline"]["dev_curve_mean"]] == [4, 8, 12, 16]
     e = json.loads((res / "CoNLL-2003_baseline_seed1.eval.json").read_text())
     assert e["metric"] == "f1" and e["split"] == "test" and e["scheme"] == "IOB2" and e["best_update"] in (4, 8, 12, 16)
-    with gzip.open(res / "CoNLL-2003_sgnet_random_trees_seed2.pred.jsonl.gz", "rt") as fh:
+    with gzip.open(res / "CoNLL-2003_sla_random_trees_seed2.pred.jsonl.gz", "rt") as fh:
         assert len(fh.readlines()) == 40
+    gates = json.loads((res / "CoNLL-2003_sla_random_trees_seed2.gates.json").read_text())
+    assert gates["split"] == "test" and len(gates["mean_gate"]) == 6 and all(0 < g < 1 for g in gates["mean_gate"])
+    assert not (res / "CoNLL-2003_baseline_seed1.gates.json").exists()
+    assert ctrl["gates"]["seeds"] == [1, 2] and "gates" not in rows["baseline"]
     text = readme.read_text()
-    assert "Finished: 4 of the 4 planned runs." in text and "| SG-Net on random trees (control) |" in text
-    assert (res / "validation_curves.png").stat().st_size > 1000
+    assert "Finished: 4 of the 4 planned runs." in text and "| SLA on random trees (control) |" in text
+    assert "| CoNLL-2003 | SLA on random trees (control) | " in text
+    assert (res / "validation_curves.png").stat().st_size > 1000 and (res / "sla_gates.png").stat().st_size > 1000
     for f in res.iterdir():
         data = gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()
         assert str(tmp_path).encode() not in data, f.name
+    (res / "CoNLL-2003_sla_random_trees_seed2.gates.json").unlink()  # as a run finished by an older script
     again = run(cmd)
     assert again.stderr.count("skip") == 4 and "updates of 32" not in again.stderr
+    assert json.loads((res / "CoNLL-2003_sla_random_trees_seed2.gates.json").read_text()) == gates
     status = run(cmd + ["--status"]).stdout.splitlines()
     assert len(status) == 4 and all("finished: f1 " in line for line in status), status
     other = run(cmd[:cmd.index("--updates-CoNLL-2003") + 1] + ["32"] + cmd[cmd.index("--updates-CoNLL-2003") + 2:],

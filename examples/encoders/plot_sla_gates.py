@@ -9,6 +9,9 @@ g near 1: the layer reads its syntactic neighbourhood; near 0: global attention.
 Several checkpoints (e.g. one per seed or per task) are drawn side by side; their labels are the names of
 the checkpoint directories unless given as LABEL=PATH. One --data serves every checkpoint; or give one
 per checkpoint, in the same order (checkpoints of different tasks).
+
+``--run-json FILE`` writes one checkpoint's gates and nothing else (no figure): reproduce_sla_table.sh keeps one
+such file per finished SLA or WLA run, and summarize_sla_table.py draws the table's figure from them.
 """
 import argparse
 import json
@@ -21,7 +24,8 @@ logging.getLogger("matplotlib").setLevel(logging.WARNING)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def mean_gates(checkpoint, data, split, max_sentences=64):
+def mean_gates(checkpoint, data, split, max_sentences=64, with_count=False):
+    """Each layer's gate averaged over every real token of the split (with_count: also how many tokens)."""
     from fairseq import checkpoint_utils
 
     import fairseq_syntax
@@ -52,7 +56,8 @@ def mean_gates(checkpoint, data, split, max_sentences=64):
                 counts[i] += real.sum()
     for h in hooks:
         h.remove()
-    return (sums / counts).tolist()
+    means = (sums / counts).tolist()
+    return (means, int(counts[0])) if with_count else means
 
 
 def main():
@@ -61,7 +66,18 @@ def main():
     p.add_argument("--data", action="append", required=True, help="once, or once per --checkpoint")
     p.add_argument("--split", default="valid")
     p.add_argument("--out", default=str(ROOT / "results/encoders/sla_gates.png"))
+    p.add_argument("--run-json", metavar="FILE", help="write the one --checkpoint's gates to FILE, without a figure")
     args = p.parse_args()
+    if args.run_json:
+        if len(args.checkpoint) != 1 or len(args.data) != 1:
+            p.error("--run-json takes one --checkpoint and one --data")
+        from fairseq_syntax.atomic import atomic_path
+
+        gates, tokens = mean_gates(args.checkpoint[0].rpartition("=")[2], args.data[0], args.split, with_count=True)
+        with atomic_path(args.run_json) as tmp:
+            Path(tmp).write_text(json.dumps({"split": args.split, "tokens": tokens, "mean_gate": gates}, indent=1) + "\n")
+        print(" ".join(f"{g:.3f}" for g in gates))
+        return
     import matplotlib
 
     matplotlib.use("Agg")

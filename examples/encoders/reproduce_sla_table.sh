@@ -23,9 +23,12 @@
 # curves), --jobs side by side, the cores split among them. A stopped run resumes from its checkpoint_last.pt
 # (saved at every validation); a finished one (its .eval.json in --out) is skipped; one made with other options
 # stops the script before anything trains, naming what differs. --fp16 trains in half precision on a GPU, into their own folders.
-# Then examples/encoders/summarize_sla_table.py writes summary.json, summary.md and the sla-table block of
-# examples/encoders/README.md (--readme FILE for another file; with --out, only if --readme is given).
-# --status says where each run stands; --summary-only summarizes the finished runs and trains nothing.
+# Each finished SLA or WLA run also keeps its mean gate per layer on the scored split ({run}.gates.json, from its
+# best checkpoint; the SLA paper's Figure 2). Then examples/encoders/summarize_sla_table.py writes summary.json,
+# summary.md, the figures and the sla-table block of examples/encoders/README.md (--readme FILE for another file;
+# with --out, only if --readme is given).
+# --status says where each run stands; --summary-only summarizes the finished runs and trains nothing (it does
+# compute the gates of a finished run that lacks them, from --checkpoints).
 # Data: --data-root/conll2003 and --data-root/glue/{CoLA,SST-2}; a finished preparation there is used as it was
 # made (with the random trees on CoNLL-2003), else data-prep prepares the full corpus from ../shared/data.
 set -euo pipefail
@@ -112,8 +115,18 @@ for seed in $SEEDS; do for task in $TASKS; do for system in $SYSTEMS; do
   { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || runs+=("$task $system $seed")
 done; done; done
 
+has_gates() { case $1 in wla|sla|sla_random_trees) return 0 ;; *) return 1 ;; esac; }
+scored_split() { if [ "$1" = CoNLL-2003 ]; then echo test; else echo valid; fi; }
+sla_gates() {  # sla_gates TASK SYSTEM SEED: a finished SLA or WLA run's mean gate per layer (the paper's Figure 2)
+  local name=$1_$2_seed$3; local ck=$CKPTS/$name/checkpoint_best.pt out=$RES/$name.gates.json
+  has_gates "$2" && [ -f "$RES/$name.eval.json" ] && [ ! -f "$out" ] && [ -f "$ck" ] || return 0
+  OMP_NUM_THREADS=${THREADS:-1} MKL_NUM_THREADS=${THREADS:-1} python examples/encoders/plot_sla_gates.py \
+    --checkpoint "$ck" --data "$(data_of "$1")" --split "$(scored_split "$1")" --run-json "$out" > /dev/null \
+    || { log "[table] $name: the gate values failed"; return 1; }
+}
 summarize() {
   local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
+  for r in "${runs[@]}"; do sla_gates $r; done  # runs finished by an older copy of this script
   mkdir -p "$RES"
   python examples/encoders/summarize_sla_table.py --results "$RES" --planned "${#runs[@]}" "${readme[@]}"
 }
@@ -173,7 +186,7 @@ mkdir -p "$RES"
 finetune() {  # finetune TASK SYSTEM SEED
   local task=$1 system=$2 seed=$3 n=${UPDATES[$1]} name ck start data every split eval metric
   name=${task}_${system}_seed$seed
-  [ -f "$RES/$name.eval.json" ] && { log "[table] skip $name (done)"; return 0; }
+  [ -f "$RES/$name.eval.json" ] && { sla_gates "$@"; log "[table] skip $name (done)"; return 0; }
   ck=$CKPTS/$name data=$(data_of "$task") every=$((n / VALIDATIONS))
   mkdir -p "$ck"
   mapfile -t start < <(fine_tune_start "$ck" "$PRETRAINED")
@@ -190,9 +203,9 @@ finetune() {  # finetune TASK SYSTEM SEED
     || { log "[table] $name: training failed or was stopped, see $ck/train.log"; return 1; }
   grep -q "done training" "$ck/train.log" \
     || { log "[table] $name: stopped before update $n; run again to resume"; return 1; }
-  split=valid eval=fairseq-syntax-sentence-eval metric=mcc
+  split=$(scored_split "$task") eval=fairseq-syntax-sentence-eval metric=mcc
   [ "$task" = SST-2 ] && metric=accuracy
-  [ "$task" = CoNLL-2003 ] && split=test eval=fairseq-syntax-ner-eval metric=f1
+  [ "$task" = CoNLL-2003 ] && eval=fairseq-syntax-ner-eval metric=f1
   OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS "$eval" "$data" --path "$ck/checkpoint_best.pt" --split "$split" \
     $([ ${#FP16[@]} -gt 0 ] && echo --fp16 || echo --cpu) --json "$ck/eval.json" --predictions "$ck/pred.jsonl" \
     > "$ck/eval.txt" 2> "$ck/eval.log" || { log "[table] $name: evaluation failed, see $ck/eval.log"; return 1; }
@@ -217,6 +230,7 @@ os.replace(dst + ".tmp", dst)
 EOF
   rm -f "$ck"/checkpoint_last.pt "$ck"/checkpoint_*_*.pt  # the best stays (the gate figure, the NER hub)
   log "[table] $name: $(head -n 1 "$RES/$name.eval.txt")"
+  sla_gates "$@"
 }
 
 pids=()

@@ -6,8 +6,9 @@ over seeds, the paper's numbers beside ours, and the dev curves that show where 
 
     python examples/encoders/summarize_sla_table.py --results results/encoders_table1 [--readme examples/encoders/README.md]
 
-Writes summary.json and summary.md into --results, validation_curves.png beside them (with matplotlib), and the
-table into the README's ``sla-table-summary`` block.
+Writes summary.json and summary.md into --results, validation_curves.png and sla_gates.png (the mean SLA and WLA
+gate per layer, the paper's Figure 2, from each run's .gates.json) beside them (with matplotlib), and the table into
+the README's ``sla-table-summary`` block.
 """
 from __future__ import annotations
 
@@ -90,6 +91,9 @@ def summarize(results: Path, n_boot: int) -> dict:
             "best_update": e.get("best_update"), "max_update": e["max_update"], "device": e.get("device", "cpu"),
             "trained": setup, "curve": curve(log, e["metric"]) if log.exists() else [],
             "_rows": read_rows(Path(f"{stem}.pred.jsonl.gz"))}
+        gates = Path(f"{stem}.gates.json")
+        if gates.exists():
+            runs[e["task"]][e["system"]][e["seed"]]["gates"] = json.loads(gates.read_text())
     table = {}
     for task, systems in runs.items():
         for system, seeds in systems.items():
@@ -110,6 +114,12 @@ def summarize(results: Path, n_boot: int) -> dict:
             updates = sorted(set.intersection(*(set(u for u, _ in c) for c in curves))) if curves else []
             row["dev_curve_mean"] = [(u, round(statistics.mean(dict(c)[u] for c in curves), 2)) for u in updates]
             row["best_updates"] = [seeds[s]["best_update"] for s in sorted(seeds)]
+            with_gates = {s: seeds[s]["gates"] for s in sorted(seeds) if "gates" in seeds[s]}
+            if with_gates:  # the SLA paper's Figure 2: the mean gate per layer, over the seeds' best checkpoints
+                per_layer = list(zip(*(g["mean_gate"] for g in with_gates.values())))
+                row["gates"] = {"seeds": list(with_gates), "split": next(iter(with_gates.values()))["split"],
+                                "mean": [round(statistics.mean(g), 3) for g in per_layer],
+                                "std": [round(statistics.stdev(g), 3) if len(g) > 1 else None for g in per_layer]}
             table.setdefault(task, {})[system] = row
     for systems in runs.values():
         for seeds in systems.values():
@@ -185,6 +195,18 @@ def markdown(summary: dict, planned: int | None) -> str:
                                 + ("told apart" if w["welch_p"] < 0.05 else "not told apart"))
                 out.append(f"- {task}, {SYSTEMS[system]} against {SYSTEMS[ref]}: {verdict}; paired p < 0.05 on "
                            f"{below} of {len(seeds)} seeds.")
+    gated = [(task, system, row["gates"]) for task in TASKS for system, row in t.get(task, {}).items() if "gates" in row]
+    if gated:
+        layers = len(gated[0][2]["mean"])
+        out += ["", "Mean gate g per layer (the SLA paper's Figure 2; g near 1: the layer reads its local neighbourhood, "
+                "near 0: global attention), averaged over every token of the scored split, mean ± std over the seeds' "
+                "best checkpoints (`sla_gates.png`):", "",
+                "| task | system | " + " | ".join(f"layer {i + 1}" for i in range(layers)) + " | seeds |",
+                "|---|---|" + "---|" * layers + "---|"]
+        for task, system, g in gated:
+            out.append(f"| {task} | {SYSTEMS[system]} | " + " | ".join(
+                f"{m:.3f}" + (f" ± {sd:.3f}" if sd is not None else "") for m, sd in zip(g["mean"], g["std"]))
+                + f" | {len(g['seeds'])} |")
     out += ["", "Dev curves (mean over seeds; the baseline must have stopped improving before the budget ends):", ""]
     for task in TASKS:
         base = t.get(task, {}).get("baseline")
@@ -221,6 +243,36 @@ def plot(summary: dict, path: Path) -> None:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
 
 
+def plot_gates(summary: dict, path: Path) -> None:
+    """The SLA paper's Figure 2: mean gate per layer, WLA against SLA (and SLA on random trees), one panel a task."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tasks = [task for task in TASKS if any("gates" in row for row in summary["table"].get(task, {}).values())]
+    if not tasks:
+        return
+    style = {"wla": ("tab:blue", "-"), "sla": ("tab:red", "-"), "sla_random_trees": ("tab:gray", "--")}
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.5 * len(tasks), 3.3), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        for system, row in summary["table"][task].items():
+            if "gates" not in row:
+                continue
+            g = row["gates"]
+            layers = range(1, len(g["mean"]) + 1)
+            color, line = style.get(system, (None, ":"))
+            ax.errorbar(layers, g["mean"], yerr=[sd or 0 for sd in g["std"]], color=color, linestyle=line,
+                        marker="o", capsize=3, label=f"{system} ({len(g['seeds'])})")
+        ax.set_title(f"{task}: mean gate per layer")
+        ax.set_xlabel("layer")
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("gate g (local share)")
+    fig.tight_layout()
+    with atomic_path(str(path)) as tmp:
+        fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--results", type=Path, default=Path(__file__).resolve().parents[2] / "results/encoders_table1")
@@ -238,8 +290,10 @@ def main(argv=None) -> int:
             Path(tmp).write_text(text, encoding="utf-8")
     try:
         plot(summary, a.results / "validation_curves.png")
+        plot_gates(summary, a.results / "sla_gates.png")
     except ImportError:
-        print("summarize_sla_table.py: matplotlib is not installed; no validation_curves.png", file=sys.stderr)
+        print("summarize_sla_table.py: matplotlib is not installed; no validation_curves.png or sla_gates.png",
+              file=sys.stderr)
     if a.readme:
         replace_block(a.readme, "sla-table-summary", md)
     print(md)
