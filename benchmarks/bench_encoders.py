@@ -14,6 +14,8 @@ the baseline's run in the same round, and the median over rounds is reported.
 
 ``--tagging`` measures token labeling (``syntax_token_labeling``, CoNLL-2003), where the SLA paper's WLA
 (``roberta_sla --sla-mask window``) joins the three; the goals there are SG-Net >= 0.90, SLA and WLA >= 0.95.
+There SG-Net computes its extra layer only at the first subwords the criterion scores (``read_rows``); the
+system ``roberta_sgnet_every_row`` is the same model made to compute every position, as before that.
 ``--ranking`` measures the multiple-choice task (``syntax_sentence_ranking``, fairseq's ``sentence_ranking``
 criterion: four choices per question). ``--size base`` (12 layers, d = 768) starts from random weights of the
 same seed for all three, which is all a throughput ratio needs.
@@ -29,6 +31,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ARCHS = ["roberta_baseline", "roberta_sgnet", "roberta_sla"]
 WLA = ["--sla-mask", "window"]  # the SLA paper's window-local attention, |i - j| <= 3
+
+
+class EveryRow:
+    """SG-Net's model without the criterion's ``read_rows``: its extra layer computes every position."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, *args, read_rows=None, **kwargs):
+        return self.model(*args, **kwargs)
+
+    def train(self, mode=True):
+        self.model.train(mode)
+        return self
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
 
 
 def main():
@@ -50,6 +69,7 @@ def main():
     systems = {f"{a}_{args.size}": (f"{a}_{args.size}", []) for a in ARCHS}
     if args.tagging:
         systems[f"roberta_wla_{args.size}"] = (f"roberta_sla_{args.size}", WLA)
+        systems[f"roberta_sgnet_every_row_{args.size}"] = (f"roberta_sgnet_{args.size}", [])
     archs = list(systems)
 
     import torch
@@ -89,7 +109,7 @@ def main():
             m.upgrade_state_dict_named(sd, "")
             # (a ranking or tagging head is new: the criterion or the task registers it)
             m.load_state_dict(sd, strict=not (args.ranking or args.tagging))
-        models[name] = m
+        models[name] = EveryRow(m) if "every_row" in name else m
     if args.tagging:
         from fairseq_syntax.criterions.token_labeling import TokenLabelingConfig, TokenLabelingCriterion
 
@@ -126,7 +146,8 @@ def main():
         "data": os.path.relpath(args.data, ROOT) if os.path.isabs(args.data) else args.data,
         "task": ("syntax_token_labeling" if args.tagging else "syntax_sentence_ranking (4 choices)" if args.ranking
                  else "syntax_sentence_prediction"),
-        "systems": {n: " ".join([arch, *extra]) for n, (arch, extra) in systems.items()},
+        "systems": {n: " ".join([arch, *extra]) + (" (every row: no read_rows)" if "every_row" in n else "")
+                    for n, (arch, extra) in systems.items()},
         "max_positions": args.max_positions, "size": args.size,
         "weights": "lifted MiniLM-L6" if state is not None else "random (seed 1)", "rounds": args.rounds, "steps_per_round": args.steps, "batch_size": args.batch_size,
         "train_tok_per_s": {n: {"median": statistics.median(v), "runs": v} for n, v in speed.items()},

@@ -200,13 +200,15 @@ def test_the_tagger_hub_labels_raw_text_as_the_evaluation_labels_the_prepared_se
 
 @pytest.mark.slow
 def test_the_tagging_benchmark_runs_every_system_on_the_same_batches(conll, minilm_converted, tmp_path):
-    """benchmarks/bench_encoders.py --tagging: baseline, SG-Net, SLA and WLA interleaved on real CoNLL-2003
-    batches, a ratio for each (the figures are a benchmark's, never asserted here)."""
+    """benchmarks/bench_encoders.py --tagging: baseline, SG-Net, SLA, WLA and SG-Net computing every row
+    interleaved on real CoNLL-2003 batches, a ratio for each (the figures are a benchmark's, never asserted here)."""
     out = tmp_path / "bench.json"
     run([str(BIN / "python"), str(ROOT / "benchmarks/bench_encoders.py"), "--tagging", "--data", str(conll / "data/bin"),
          "--pretrained", str(minilm_converted / "model.pt"), "--rounds", "2", "--steps", "1", "--threads", "1",
          "--batch-size", "4", "--out", str(out)])
     r = json.loads(out.read_text())
     assert r["task"] == "syntax_token_labeling" and r["systems"]["roberta_wla_small"] == "roberta_sla_small --sla-mask window"
-    assert set(r["ratio_to_baseline_paired_median"]) == {"roberta_sgnet_small", "roberta_sla_small", "roberta_wla_small"}
+    assert set(r["ratio_to_baseline_paired_median"]) == {"roberta_sgnet_small", "roberta_sla_small", "roberta_wla_small",
+                                                         "roberta_sgnet_every_row_small"}
+    assert r["systems"]["roberta_sgnet_every_row_small"] == "roberta_sgnet_small (every row: no read_rows)"
     assert all(len(v["runs"]) == 2 and min(v["runs"]) > 0 for v in r["train_tok_per_s"].values())

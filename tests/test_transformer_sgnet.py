@@ -120,6 +120,41 @@ def test_sdoi_output_depends_only_on_the_sdoi():
             assert changed == bool(allowed[i, j]), (i, j)
 
 
+@pytest.mark.parametrize("layers", [1, 2])
+def test_reading_some_rows_gives_them_the_full_layers_output_and_gradient(layers):
+    """read_rows (token labeling reads first subwords): H̄ and its gradient at those rows are the full
+    computation's, the other positions are H; special tokens among them keep H; a row read by nobody is H."""
+    torch.manual_seed(0)
+    layer = SyntaxGuidedAggregation(16, 4, 32, num_layers=layers, alpha=0.3, learn_alpha=True, dropout=0.0).eval()
+    codes = batch([align_heads_to_subwords(NONPROJ_HEADS, "A hearing is scheduled on the issue today".split()),
+                   align_heads_to_subwords(PAPER_HEADS, "The increase reflects lower credit losses".split())],
+                  left_pad=False)
+    read = torch.rand(codes.shape) < 0.5
+    read[0, -1] = True  # EOS (code 0): keeps H
+    read[1] = False  # a sentence with nothing read
+    read[1, 2] = True
+    h = torch.randn(codes.size(1), 2, 16, requires_grad=True)
+    pool = torch.zeros(codes.shape, dtype=torch.bool)
+    pool[:, 0] = True
+    full, _ = layer(h, codes, pool_rows=pool)
+    part, _ = layer(h, codes, pool_rows=pool, read_rows=read)
+    rows = read.T.unsqueeze(-1)  # [T, B, 1]
+    assert torch.allclose(part[read.T], full[read.T], atol=1e-6)
+    assert torch.equal(part[~read.T], h[~read.T])
+    assert torch.allclose(part[-1, 0], h[-1, 0], atol=1e-6)  # the EOS, read: H (as αH + (1 − α)H)
+    weight = torch.randn_like(full)
+    g_full = torch.autograd.grad((full * weight * rows).sum(), [h, layer.alpha_logit, *layer.parameters()],
+                                 allow_unused=True)
+    g_part = torch.autograd.grad((part * weight * rows).sum(), [h, layer.alpha_logit, *layer.parameters()],
+                                 allow_unused=True)
+    for a, b in zip(g_full, g_part):
+        assert (a is None and b is None) or torch.allclose(a, b, atol=1e-5)
+    nothing, _ = layer(h, codes, read_rows=torch.zeros(codes.shape, dtype=torch.bool))
+    assert torch.equal(nothing, h)
+    with pytest.raises(ValueError, match="read_rows has shape"):
+        layer(h, codes, read_rows=read[:, :3])
+
+
 def test_sla_nmt_encoder_with_closed_gates_is_the_vanilla_transformer(task):
     """transformer_sla_small: SLA in every encoder layer; g = 0 gives fairseq's transformer, g = 1 does not."""
     torch.manual_seed(0)

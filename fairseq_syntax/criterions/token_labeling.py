@@ -24,22 +24,25 @@ class TokenLabelingCriterion(FairseqCriterion):
         self.names = task.label_names()
 
     def forward(self, model, sample, reduce=True):
-        logits, _ = model(**sample["net_input"], features_only=True, classification_head_name=self.head)
         target = sample["target"]
         keep = target.ne(IGNORE)
+        # read_rows: only these positions are scored, so SG-Net's extra layer computes only them (roberta_sgnet)
+        logits, _ = model(**sample["net_input"], features_only=True, classification_head_name=self.head,
+                          read_rows=keep)
         lprobs = F.log_softmax(logits[keep], dim=-1, dtype=torch.float32)
         gold = target[keep]
         loss = F.nll_loss(lprobs, gold, reduction="sum")
-        pred_all = logits.argmax(-1)
-        gold_tags, pred_tags = [], []
-        for row in range(target.size(0)):
-            k = keep[row]
-            gold_tags.append([self.names[i] for i in target[row][k].tolist()])
-            pred_tags.append([self.names[i] for i in pred_all[row][k].tolist()])
+        pred = lprobs.argmax(-1)
+        # one transfer for the batch, then split per sentence (spans do not cross sentences)
+        bounds = keep.sum(1).cumsum(0).tolist()
+        gold_flat = [self.names[i] for i in gold.tolist()]
+        pred_flat = [self.names[i] for i in pred.tolist()]
+        gold_tags = [gold_flat[a:b] for a, b in zip([0] + bounds[:-1], bounds)]
+        pred_tags = [pred_flat[a:b] for a, b in zip([0] + bounds[:-1], bounds)]
         tp, n_pred, n_gold = span_counts(gold_tags, pred_tags)
         n = int(keep.sum())
         log = {"loss": loss.data, "ntokens": sample["ntokens"], "nsentences": target.size(0), "sample_size": n,
-               "ncorrect": int(lprobs.argmax(-1).eq(gold).sum()), "span_tp": tp, "span_pred": n_pred,
+               "ncorrect": int(pred.eq(gold).sum()), "span_tp": tp, "span_pred": n_pred,
                "span_gold": n_gold}
         return loss, n, log
 

@@ -98,7 +98,7 @@ class SGNetRobertaEncoder(SyntaxRobertaEncoder):
         self.cls_scope = args.sgnet_cls_scope
 
     def extract_features(self, src_tokens, return_all_hiddens=False, src_heads=None, need_syntax_weights=False,
-                         **kwargs):
+                         read_rows=None, **kwargs):
         self.check_heads(src_tokens, src_heads, "roberta_sgnet")
         out = self.sentence_encoder(src_tokens, return_all_hiddens=return_all_hiddens,
                                     token_embeddings=kwargs.get("token_embeddings"))
@@ -107,7 +107,7 @@ class SGNetRobertaEncoder(SyntaxRobertaEncoder):
             pool_rows = torch.zeros_like(src_heads, dtype=torch.bool)
             pool_rows[:, 0] = src_tokens[:, 0].eq(self.dictionary.bos())
         h_bar, extras = self.syntax_guided(out["encoder_out"][0], src_heads, need_weights=need_syntax_weights,
-                                           pool_rows=pool_rows)
+                                           pool_rows=pool_rows, read_rows=read_rows)
         inner = out["encoder_states"] if return_all_hiddens else None
         extra = {"inner_states": inner}
         if need_syntax_weights:

@@ -47,8 +47,16 @@ class SDOIAttentionLayer(nn.Module):
             nn.init.xavier_uniform_(lin.weight)
             nn.init.zeros_(lin.bias)
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor, need_weights: bool = False):
-        """x: [B, T, C]; allowed: [B, T, T] bool. Returns (x', weights [B, heads, T, T] or None)."""
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor, need_weights: bool = False,
+                read: torch.Tensor | None = None):
+        """x: [B, T, C]; allowed: [B, T, T] bool. Returns (x', weights [B, heads, T, T] or None).
+
+        ``read`` [B, T] bool: compute x' only at those rows, returned packed as ``x[read]`` is, [N, C]. Keys and
+        values come only from the positions those rows may attend to, and the projections and feed-forward
+        run on packed rows, so padding costs nothing: a last layer whose other rows nobody reads is cheap.
+        """
+        if read is not None:
+            return self.read_rows(x, allowed, read), None
         bsz, tlen, dim = x.shape
         q, k, v = self.qkv_proj(x).view(bsz, tlen, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         mask = allowed.unsqueeze(1)
@@ -61,11 +69,35 @@ class SDOIAttentionLayer(nn.Module):
             attn = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
             )
-        attn = self.out_proj(attn.transpose(1, 2).reshape(bsz, tlen, dim))
+        return self.feed_forward(x, self.out_proj(attn.transpose(1, 2).reshape(bsz, tlen, dim))), weights
+
+    def feed_forward(self, x, attn):
         x = self.attn_layer_norm(x + F.dropout(attn, self.dropout, self.training))
         y = F.dropout(F.gelu(self.fc1(x)), self.activation_dropout, self.training)
-        x = self.final_layer_norm(x + F.dropout(self.fc2(y), self.dropout, self.training))
-        return x, weights
+        return self.final_layer_norm(x + F.dropout(self.fc2(y), self.dropout, self.training))
+
+    def read_rows(self, x, allowed, read):
+        bsz, tlen, dim = x.shape
+        w, b = self.qkv_proj.weight, self.qkv_proj.bias
+        rows = read.nonzero(as_tuple=True)  # (sentence, position) of each read row, in x[read]'s order
+        keys = (allowed & read.unsqueeze(2)).any(1)  # [B, T]: the columns some read row may attend to
+        kv = x.new_zeros(bsz, tlen, 2 * dim)
+        kv[keys] = F.linear(x[keys], w[dim:], b[dim:])
+        k, v = kv.view(bsz, tlen, 2, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        # the read rows of each sentence side by side in [B, Q] for the attention, Q = the most rows a sentence has
+        slot = (read.cumsum(1) - 1)[rows]
+        width = int(slot.max()) + 1
+        xr = x[rows]
+        q = x.new_zeros(bsz, width, dim)
+        q[rows[0], slot] = F.linear(xr, w[:dim], b[:dim])
+        mask = torch.zeros(bsz, width, tlen, dtype=torch.bool, device=x.device)
+        mask[:, :, 0] = True  # an empty slot attends somewhere (no NaN); nothing reads it
+        mask[rows[0], slot] = allowed[rows]
+        attn = F.scaled_dot_product_attention(
+            q.view(bsz, width, self.num_heads, self.head_dim).transpose(1, 2), k, v, attn_mask=mask.unsqueeze(1),
+            dropout_p=self.attention_dropout if self.training else 0.0)
+        attn = attn.transpose(1, 2).reshape(bsz, width, dim)[rows[0], slot]
+        return self.feed_forward(xr, self.out_proj(attn))
 
 
 SGNET_MASKS = ("sdoi", "none")
@@ -106,12 +138,16 @@ class SyntaxGuidedAggregation(nn.Module):
         return torch.sigmoid(self.alpha_logit) if self.learn_alpha else self.alpha_value
 
     def forward(self, h: torch.Tensor, codes: torch.Tensor, need_weights: bool = False,
-                pool_rows: torch.Tensor | None = None):
+                pool_rows: torch.Tensor | None = None, read_rows: torch.Tensor | None = None):
         """h: [T, B, C] (fairseq layout); codes: [B, T]. Returns (H̄ [T, B, C], extras).
 
         ``pool_rows`` [B, T] bool marks special tokens (BERT's [CLS]) that attend to every parsed
         token instead of only themselves, and keep their H': a classifier reading them then sees
         the syntax-guided output.
+
+        ``read_rows`` [B, T] bool: the positions the caller reads (token labeling scores each word's first
+        subword). H̄ there is what it would be without it; the last SDOI layer computes only those rows, and
+        the other positions get H. Ignored with ``need_weights``.
         """
         if codes.shape != h.shape[1::-1]:
             raise ValueError(f"src_heads has shape {tuple(codes.shape)}, encoder output is "
@@ -129,11 +165,27 @@ class SyntaxGuidedAggregation(nn.Module):
             allowed = allowed | (pool_rows.unsqueeze(2) & codes.ne(0).unsqueeze(1))
             keep_h = keep_h & ~pool_rows
         x = h.transpose(0, 1)
+        alpha = self.alpha().to(h.dtype)
+        if read_rows is not None and not need_weights:
+            return self.read_rows_only(x, allowed, keep_h, read_rows, alpha).transpose(0, 1), {"sdoi_mask": allowed}
         weights = []
         for layer in self.layers:
             x, w = layer(x, allowed, need_weights)
             weights.append(w)
         x = x.transpose(0, 1)
         x = torch.where(keep_h.T.unsqueeze(-1), h, x)
-        alpha = self.alpha().to(h.dtype)
         return alpha * h + (1 - alpha) * x, {"sdoi_mask": allowed, "sdoi_attn": weights}
+
+    def read_rows_only(self, h, allowed, keep_h, read_rows, alpha):
+        """H̄ [B, T, C] exact at ``read_rows`` and H elsewhere; the last layer runs on those rows only."""
+        if read_rows.shape != keep_h.shape:
+            raise ValueError(f"read_rows has shape {tuple(read_rows.shape)}, the input {tuple(keep_h.shape)}")
+        if not read_rows.any():
+            return h
+        x = h
+        for layer in self.layers[:-1]:
+            x, _ = layer(x, allowed)
+        x, _ = self.layers[-1](x, allowed, read=read_rows)
+        hr = h[read_rows]
+        x = torch.where(keep_h[read_rows].unsqueeze(-1), hr, x)
+        return h.index_put(read_rows.nonzero(as_tuple=True), alpha * hr + (1 - alpha) * x)
