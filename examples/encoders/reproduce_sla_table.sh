@@ -122,7 +122,7 @@ sla_gates() {  # sla_gates TASK SYSTEM SEED: a finished SLA or WLA run's mean ga
   has_gates "$2" && [ -f "$RES/$name.eval.json" ] && [ ! -f "$out" ] && [ -f "$ck" ] || return 0
   OMP_NUM_THREADS=${THREADS:-1} MKL_NUM_THREADS=${THREADS:-1} python examples/encoders/plot_sla_gates.py \
     --checkpoint "$ck" --data "$(data_of "$1")" --split "$(scored_split "$1")" --run-json "$out" > /dev/null \
-    || { log "[table] $name: the gate values failed"; return 1; }
+    2> "$CKPTS/$name/gates.log" || { log "[table] $name: the gate values failed, see $CKPTS/$name/gates.log"; return 1; }
 }
 summarize() {
   local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")

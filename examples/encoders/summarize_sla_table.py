@@ -31,7 +31,7 @@ from fairseq_syntax.text_prep.spans import f1, spans
 
 TASKS = ("CoLA", "SST-2", "CoNLL-2003")
 METRIC = {"CoLA": "mcc", "SST-2": "accuracy", "CoNLL-2003": "f1"}
-SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+ WLA (window |i−j| ≤ 3)",
+SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+ WLA (window i ± 3)",
            "sla": "+ SLA (tree distance ≤ 3)", "sgnet": "SG-Net (roberta_sgnet_small)",
            "sgnet_nomask": "SG-Net's layer, no mask (control)", "sgnet_random_trees": "SG-Net on random trees (control)",
            "sla_random_trees": "SLA on random trees (control)"}
@@ -212,9 +212,12 @@ def markdown(summary: dict, planned: int | None) -> str:
         base = t.get(task, {}).get("baseline")
         if base and base["dev_curve_mean"]:
             c = base["dev_curve_mean"]
+            u0, v0 = next((u, v) for u, v in c if u >= 0.8 * c[-1][0])
+            best = max(v for _, v in c)
             out.append(f"- {task}, baseline {METRIC[task]}: " + ", ".join(f"{v:.1f}@{u}" for u, v in c)
                        + f"; best checkpoints at updates {', '.join(str(u) for u in base['best_updates'])} of "
-                       f"{c[-1][0]}.")
+                       f"{c[-1][0]}. Over the last fifth of the run (from update {u0}) the best rose by "
+                       f"{best - max(v for u, v in c if u <= u0):+.2f}.")
     if planned:
         out += ["", f"Finished: {done} of the {planned} planned runs."]
     return "\n".join(out) + "\n"
