@@ -110,16 +110,25 @@ def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_co
 
 def test_status_reads_a_running_runs_last_update(tmp_path):
     """--status: a finished run by its score, a running one by the last update its log shows (a train_inner
-    line, num_updates=N), the others not started; nothing is prepared or trained."""
+    line, num_updates=N) and its best dev score so far, the others not started; nothing is prepared or trained."""
     ck = tmp_path / "ck/CoNLL-2003_wla_seed1"
     ck.mkdir(parents=True)
     (ck / "train.log").write_text("2026-12-01 | INFO | train_inner | epoch 001:    50 / 439 loss=1.5, num_updates=50, lr=1e-05\n")
+    ck = tmp_path / "ck/CoNLL-2003_sla_seed1"
+    ck.mkdir(parents=True)
+    (ck / "train.log").write_text("".join(
+        f"2026-12-01 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 0.3 | f1 {f1} | num_updates {u}\n"
+        for u, f1 in ((220, 74.37), (440, 85.05), (660, 85.05))) + "2026-12-01 | INFO | train_inner | epoch 002:"
+        "    50 / 439 loss=0.2, num_updates=700, lr=1e-05\n")
     res = tmp_path / "res"
     res.mkdir()
     (res / "CoNLL-2003_baseline_seed1.eval.json").write_text(json.dumps(
         {"metric": "f1", "f1": 88.123, "split": "test", "best_update": 1980}))
     out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003", "--systems",
-               "baseline wla sla", "--seeds", "1", "--out", str(res), "--checkpoints", str(tmp_path / "ck"), "--status"])
-    assert out.stdout.splitlines() == ["CoNLL-2003 baseline seed 1: finished: f1 88.12 on test, best at update 1980",
-                                       "CoNLL-2003 wla seed 1: training: update 50 of 2200",
-                                       "CoNLL-2003 sla seed 1: not started"]
+               "baseline wla sla sgnet", "--seeds", "1", "--out", str(res), "--checkpoints", str(tmp_path / "ck"),
+               "--status"])
+    assert out.stdout.splitlines() == [
+        "CoNLL-2003 baseline seed 1: finished: f1 88.12 on test, best at update 1980",
+        "CoNLL-2003 wla seed 1: training: update 50 of 2200",
+        "CoNLL-2003 sla seed 1: training: update 700 of 2200, best dev f1 so far 85.05 at update 660",
+        "CoNLL-2003 sgnet seed 1: not started"]

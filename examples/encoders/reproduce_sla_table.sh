@@ -107,6 +107,7 @@ task_args() {  # task_args TASK: the task, criterion and best-checkpoint metric
                 "--report-mcc --best-checkpoint-metric accuracy" ;;
   esac
 }
+metric_of() { case $1 in CoNLL-2003) echo f1 ;; CoLA) echo mcc ;; SST-2) echo accuracy ;; esac; }
 prepared_in() { if [ "$1" = CoNLL-2003 ]; then echo "$DATA_ROOT/conll2003"; else echo "$DATA_ROOT/glue/$1"; fi; }
 data_of() { echo "$(prepared_in "$1")/bin"; }
 for s in $SYSTEMS; do system_args "$s" > /dev/null; done
@@ -140,7 +141,15 @@ e = json.load(open(sys.argv[1])); m = e["metric"]
 print("%s %.2f on %s, best at update %s" % (m, e[m], e["split"], e["best_update"]))' "$RES/$name.eval.json")"
     elif [ -f "$log" ]; then  # the last update logged (train_inner: num_updates=N, valid: num_updates N)
       state="training: update $({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')"
-      state+=" of ${UPDATES[$task]}"
+      state+=" of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" <<'EOF'
+import sys
+from fairseq_syntax.studies.early_stopping import validations
+vals = validations(sys.argv[1], sys.argv[2], by="update")
+if vals:  # fairseq keeps the last validation of the highest dev score
+    best = max(vals, key=lambda u: (vals[u][0], u))
+    print(f", best dev {sys.argv[2]} so far {vals[best][0]} at update {best}", end="")
+EOF
+)"
     else state="not started"; fi
     echo "$task $system seed $seed: $state"
   done
@@ -203,9 +212,8 @@ finetune() {  # finetune TASK SYSTEM SEED
     || { log "[table] $name: training failed or was stopped, see $ck/train.log"; return 1; }
   grep -q "done training" "$ck/train.log" \
     || { log "[table] $name: stopped before update $n; run again to resume"; return 1; }
-  split=$(scored_split "$task") eval=fairseq-syntax-sentence-eval metric=mcc
-  [ "$task" = SST-2 ] && metric=accuracy
-  [ "$task" = CoNLL-2003 ] && eval=fairseq-syntax-ner-eval metric=f1
+  split=$(scored_split "$task") eval=fairseq-syntax-sentence-eval metric=$(metric_of "$task")
+  [ "$task" = CoNLL-2003 ] && eval=fairseq-syntax-ner-eval
   OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS "$eval" "$data" --path "$ck/checkpoint_best.pt" --split "$split" \
     $([ ${#FP16[@]} -gt 0 ] && echo --fp16 || echo --cpu) --json "$ck/eval.json" --predictions "$ck/pred.jsonl" \
     > "$ck/eval.txt" 2> "$ck/eval.log" || { log "[table] $name: evaluation failed, see $ck/eval.log"; return 1; }
