@@ -1,4 +1,5 @@
 """BERT-style encoders: BERT's tokenization, the exact weight conversion, roberta_sgnet and roberta_sla."""
+import copy
 import importlib.util
 import random
 
@@ -229,6 +230,33 @@ def test_one_sdoi_layer_gives_cls_the_same_output_under_any_parse(converted, min
         a2, _ = sg(toks, features_only=True, src_heads=heads)
         b2, _ = sg(toks, features_only=True, src_heads=chain)
         assert not torch.allclose(a2[:, 0], b2[:, 0], atol=1e-4)
+
+
+@pytest.mark.parametrize("scope,layers", [("sentence", 1), ("self", 1), ("sentence", 2)])
+def test_a_classification_head_gets_the_full_sdoi_output_of_its_one_row(converted, minilm, scope, layers):
+    """With a classification head (it reads <s> only) SG-Net computes the SDOI layer's last row set at <s> alone:
+    the head's logits and the gradients are those of the full computation."""
+    torch.manual_seed(0)
+    sg, d = load_converted(converted, minilm, "roberta_sgnet_small")
+    sg.encoder.cls_scope = scope
+    if layers == 2:
+        sg.encoder.syntax_guided.layers.append(copy.deepcopy(sg.encoder.syntax_guided.layers[0]))
+    sg.register_classification_head("cls", num_classes=3)
+    sg.eval()
+    toks, heads = toy_batch(d, WordPieceTokenizer(minilm.model_dir + "/vocab.txt"))
+    params = [p for p in sg.parameters() if p.requires_grad]
+    outputs = []
+    for head_in_model in (False, True):  # every row computed, then the head applied; then the head's own row
+        if head_in_model:
+            logits, _ = sg(toks, src_heads=heads, classification_head_name="cls")
+        else:
+            logits = sg.classification_heads["cls"](sg(toks, src_heads=heads, features_only=True)[0])
+        grads = torch.autograd.grad(logits.pow(2).sum(), params, allow_unused=True)
+        outputs.append((logits, grads))
+    (full, g_full), (one, g_one) = outputs
+    assert torch.allclose(full, one, atol=1e-5)
+    for a, b in zip(g_full, g_one):
+        assert (a is None) == (b is None) and (a is None or torch.allclose(a, b, atol=1e-5))
 
 
 def test_wordpiece_step_names_the_file_and_sentence_on_a_mismatch(tmp_path, minilm):

@@ -18,7 +18,7 @@ from typing import Optional
 import torch
 import torch.nn as nn
 from fairseq.models import register_model, register_model_architecture
-from fairseq.models.roberta.model import RobertaEncoder, RobertaModel
+from fairseq.models.roberta.model import RobertaClassificationHead, RobertaEncoder, RobertaModel
 from fairseq.models.roberta.model import base_architecture as roberta_base_architecture
 from fairseq.models.transformer import TransformerConfig, TransformerEncoder
 from fairseq.modules import Fp32LayerNorm
@@ -223,6 +223,17 @@ class RobertaSGNetModel(SyntaxRobertaModel):
         sgnet_defaults(args)
         if getattr(args, "sgnet_cls_scope", None) is None:
             args.sgnet_cls_scope = "sentence"
+
+    def forward(self, src_tokens, features_only=False, return_all_hiddens=False, classification_head_name=None,
+                **kwargs):
+        # fairseq's classification head reads only <s> (position 0): then the SDOI layer computes only that row
+        # (read_rows; its output there is the full layer's), as token labeling passes the rows it scores
+        if (classification_head_name is not None and kwargs.get("read_rows") is None
+                and type(self.classification_heads[classification_head_name]) is RobertaClassificationHead):
+            first = torch.zeros_like(src_tokens, dtype=torch.bool)
+            first[:, 0] = True
+            kwargs["read_rows"] = first
+        return super().forward(src_tokens, features_only, return_all_hiddens, classification_head_name, **kwargs)
 
     def register_classification_head(self, name, num_classes=None, inner_dim=None, **kwargs):
         # a head reading <s>/[CLS] (sentence prediction, ranking) gets, from one SDOI layer, an H̄ that no parse
