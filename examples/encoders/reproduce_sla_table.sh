@@ -143,10 +143,10 @@ print("%s %.2f on %s, best at update %s" % (m, e[m], e["split"], e["best_update"
       state="training: update $({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')"
       state+=" of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" <<'EOF'
 import sys
-from fairseq_syntax.studies.early_stopping import validations
+from fairseq_syntax.studies.early_stopping import fairseq_best, validations
 vals = validations(sys.argv[1], sys.argv[2], by="update")
-if vals:  # fairseq keeps the last validation of the highest dev score
-    best = max(vals, key=lambda u: (vals[u][0], u))
+if vals:
+    best = fairseq_best(vals)
     print(f", best dev {sys.argv[2]} so far {vals[best][0]} at update {best}", end="")
 EOF
 )"
@@ -223,12 +223,10 @@ finetune() {  # finetune TASK SYSTEM SEED
   atomic "$RES/$name.eval.txt" cat "$ck/eval.txt"
   python - "$ck/eval.json" "$RES/$name.eval.json" "$task" "$system" "$seed" "$n" "$metric" "$ck/train.log" <<'EOF'
 import json, os, re, sys
-from fairseq_syntax.studies.early_stopping import validations
+from fairseq_syntax.studies.early_stopping import fairseq_best, validations
 src, dst, task, system, seed, n, metric, log = sys.argv[1:]
 r = json.load(open(src))
-# the best checkpoint's update: fairseq keeps the last validation of the highest dev score (>=)
-vals = validations(log, metric, by="update")
-best = max(vals, key=lambda u: (vals[u][0], u)) if vals else None
+best = fairseq_best(validations(log, metric, by="update"))  # the best checkpoint's update
 device = re.findall(r"rank\s+0: capabilities = .* ; name = (.*)", open(log, errors="replace").read())
 r.pop("checkpoint", None)  # a machine path; the run is named by task, system and seed
 r.update(task=task, system=system, seed=int(seed), max_update=int(n), metric=metric,

@@ -54,6 +54,12 @@ def convergence(log: str, metric: str, patience: int, max_update: int, maximize:
     return _convergence(validations(log, metric, by), metric, patience, max_update, maximize, by, min_delta, spacing)
 
 
+def fairseq_best(vals: dict):
+    """The key of the validation whose checkpoint fairseq keeps as checkpoint_best.pt when maximizing: a score
+    >= the best so far replaces it, so the last of the highest (None without validations)."""
+    return max(vals, key=lambda k: (vals[k][0], k)) if vals else None
+
+
 def _convergence(vals: dict, metric: str, patience: int, max_update: int, maximize: bool, by: str,
                  min_delta: float, spacing: int) -> dict:
     keys = sorted(vals)
