@@ -132,3 +132,16 @@ def test_status_reads_a_running_runs_last_update(tmp_path):
         "CoNLL-2003 wla seed 1: training: update 50 of 2200",
         "CoNLL-2003 sla seed 1: training: update 700 of 2200, best dev f1 so far 85.05 at update 660",
         "CoNLL-2003 sgnet seed 1: not started"]
+
+
+def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
+    """The budget is checked on the first seed's baseline curves, so those train before anything else; then seeds,
+    tasks, systems, each run once, the controls on CoNLL-2003 only (--status lists them in training order)."""
+    out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003 CoLA",
+               "--systems", "wla baseline sgnet_nomask", "--seeds", "2 1", "--out", str(tmp_path / "res"),
+               "--checkpoints", str(tmp_path / "ck"), "--status"])
+    assert [line.split(":")[0] for line in out.stdout.splitlines()] == [
+        "CoNLL-2003 baseline seed 2", "CoLA baseline seed 2",
+        "CoNLL-2003 wla seed 2", "CoNLL-2003 sgnet_nomask seed 2", "CoLA wla seed 2",
+        "CoNLL-2003 wla seed 1", "CoNLL-2003 baseline seed 1", "CoNLL-2003 sgnet_nomask seed 1",
+        "CoLA wla seed 1", "CoLA baseline seed 1"]

@@ -18,9 +18,9 @@
 # Protocol (the paper's, at our size): batch 32, Adam, lr 5e-5 with 6 % warm-up and linear decay, --validations
 # on dev evenly over the run (each also a checkpoint to resume from), the best checkpoint by dev MCC /
 # accuracy / entity F1 scored on dev (CoLA, SST-2) or test (CoNLL-2003) with fairseq-syntax-sentence-eval /
-# fairseq-syntax-ner-eval, which also write one line per sentence for the paired tests. The runs go in the order
-# seeds x tasks x systems (every task's first seed before any second one: the budget is checked on the first
-# curves), --jobs side by side, the cores split among them. A stopped run resumes from its checkpoint_last.pt
+# fairseq-syntax-ner-eval, which also write one line per sentence for the paired tests. The runs go in the order:
+# the first seed's baseline of every task (the budget is checked on its dev curve before the rest of the table
+# spends it), then seeds x tasks x systems, --jobs side by side, the cores split among them. A stopped run resumes from its checkpoint_last.pt
 # (saved at every validation); a finished one (its .eval.json in --out) is skipped; one made with other options
 # stops the script before anything trains, naming what differs. --fp16 trains in half precision on a GPU, into their own folders.
 # Each finished SLA or WLA run also keeps its mean gate per layer on the scored split ({run}.gates.json, from its
@@ -111,9 +111,12 @@ metric_of() { case $1 in CoNLL-2003) echo f1 ;; CoLA) echo mcc ;; SST-2) echo ac
 prepared_in() { if [ "$1" = CoNLL-2003 ]; then echo "$DATA_ROOT/conll2003"; else echo "$DATA_ROOT/glue/$1"; fi; }
 data_of() { echo "$(prepared_in "$1")/bin"; }
 for s in $SYSTEMS; do system_args "$s" > /dev/null; done
-runs=()  # the order they train in: seeds, then tasks, then systems (the controls on CoNLL-2003 only)
+runs=()  # the order they train in: the first seed's baselines (the budget check), then seeds, tasks, systems
+declare -A queued=()
+queue() { [ -n "${queued[$*]:-}" ] || { runs+=("$*"); queued[$*]=1; }; }
+if [[ " $SYSTEMS " = *" baseline "* ]]; then for task in $TASKS; do queue "$task" baseline "${SEEDS%% *}"; done; fi
 for seed in $SEEDS; do for task in $TASKS; do for system in $SYSTEMS; do
-  { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || runs+=("$task $system $seed")
+  { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || queue "$task" "$system" "$seed"
 done; done; done
 
 has_gates() { case $1 in wla|sla|sla_random_trees) return 0 ;; *) return 1 ;; esac; }

@@ -154,7 +154,7 @@ def markdown(summary: dict, planned: int | None) -> str:
     t = summary["table"]
     done = sum(len(r["scores"]) for sy in t.values() for r in sy.values())
     out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the paper's "
-           "BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run); CoLA MCC and SST-2 "
+           "BERT-base (cased for NER). Best checkpoint by dev score (validated 10 times evenly over each run and at each epoch's end); CoLA MCC and SST-2 "
            "accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
            "over seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
            "seeds (a control: against the system it controls, in the last column).", "",
