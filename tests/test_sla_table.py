@@ -138,7 +138,7 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
     """The budget is checked on the first seed's baseline curves, so those train before anything else; then seeds,
     tasks, systems, each run once, the controls on CoNLL-2003 only (--status lists them in training order)."""
     out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003 CoLA",
-               "--systems", "wla baseline sgnet_nomask", "--seeds", "2 1", "--out", str(tmp_path / "res"),
+               "--systems", "wla  baseline sgnet_nomask", "--seeds", " 2  1 ", "--out", str(tmp_path / "res"),
                "--checkpoints", str(tmp_path / "ck"), "--status"])
     assert [line.split(":")[0] for line in out.stdout.splitlines()] == [
         "CoNLL-2003 baseline seed 2", "CoLA baseline seed 2",

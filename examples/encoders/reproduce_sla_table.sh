@@ -114,8 +114,9 @@ for s in $SYSTEMS; do system_args "$s" > /dev/null; done
 runs=()  # the order they train in: the first seed's baselines (the budget check), then seeds, tasks, systems
 declare -A queued=()
 queue() { [ -n "${queued[$*]:-}" ] || { runs+=("$*"); queued[$*]=1; }; }
-if [[ " $SYSTEMS " = *" baseline "* ]]; then for task in $TASKS; do queue "$task" baseline "${SEEDS%% *}"; done; fi
-for seed in $SEEDS; do for task in $TASKS; do for system in $SYSTEMS; do
+read -r -a seeds <<< "$SEEDS"
+if [[ " $SYSTEMS " = *" baseline "* ]]; then for task in $TASKS; do queue "$task" baseline "${seeds[0]}"; done; fi
+for seed in "${seeds[@]}"; do for task in $TASKS; do for system in $SYSTEMS; do
   { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || queue "$task" "$system" "$seed"
 done; done; done
 
