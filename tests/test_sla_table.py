@@ -4,6 +4,7 @@ import gzip
 import json
 
 import pytest
+import torch
 
 from .conftest import ROOT, run, study_script
 from .test_token_labeling import conll  # noqa: F401  (the prepared slice, shared)
@@ -31,7 +32,7 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
     for seed in (1, 2):
         write_run(res, "SST-2", "sla", seed, gold, sla, "accuracy", 60.0 + seed)
         (res / f"SST-2_sla_seed{seed}.gates.json").write_text(json.dumps(
-            {"split": "valid", "tokens": 900, "mean_gate": [0.5, 0.4 + 0.1 * seed]}))
+            {"split": "valid", "tokens": 900, "mean_gate": [0.5, 0.4 + 0.1 * seed], "token_std": [0.1 * seed, 0.2]}))
         write_run(res, "SST-2", "baseline", seed, gold, base, "accuracy", 50.0 - seed)
         write_run(res, "CoLA", "sla", seed, gold, sla, "mcc", 20.0)
         write_run(res, "CoLA", "baseline", seed, gold, base, "mcc", 1.0)
@@ -49,8 +50,9 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
     assert "20/10, p = 0.099" in md
     # the mean gate per layer over the seeds' best checkpoints (the paper's Figure 2)
     assert s["table"]["SST-2"]["sla"]["gates"] == {"seeds": [1, 2], "split": "valid", "mean": [0.5, 0.55],
-                                                   "std": [0.0, 0.071]}
-    assert "| SST-2 | + SLA (tree distance ≤ 3) | 0.500 ± 0.000 | 0.550 ± 0.071 | 2 |" in md
+                                                   "std": [0.0, 0.071], "token_std": [0.15, 0.2]}
+    assert "| SST-2 | + SLA (tree distance ≤ 3) | 0.500 ± 0.000 | 0.550 ± 0.071 | 2 |\n| | spread over tokens | " \
+        "0.150 | 0.200 | |" in md
     assert "gates" not in s["table"]["SST-2"]["baseline"] and (res / "sla_gates.png").stat().st_size > 1000
     assert ("- SST-2, + SLA (tree distance ≤ 3) against BERT-style baseline (roberta_baseline_small): +13.00, Welch p = "
             in md) and "paired p < 0.05 on 0 of 2 seeds." in md
@@ -88,6 +90,11 @@ def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_co
         assert len(fh.readlines()) == 40
     gates = json.loads((res / "CoNLL-2003_sla_random_trees_seed2.gates.json").read_text())
     assert gates["split"] == "test" and len(gates["mean_gate"]) == 6 and all(0 < g < 1 for g in gates["mean_gate"])
+    assert len(gates["token_std"]) == 6 and all(0 < sd < 0.5 for sd in gates["token_std"])
+    every = gate_values(tmp_path / "ck/CoNLL-2003_sla_random_trees_seed2/checkpoint_best.pt", root / "conll2003/bin")
+    assert gates["tokens"] == every.shape[1]
+    assert gates["mean_gate"] == pytest.approx(every.mean(1).tolist(), abs=1e-5)
+    assert gates["token_std"] == pytest.approx(every.std(1, unbiased=False).tolist(), abs=1e-5)
     assert not (res / "CoNLL-2003_baseline_seed1.gates.json").exists()
     assert ctrl["gates"]["seeds"] == [1, 2] and "gates" not in rows["baseline"]
     text = readme.read_text()
@@ -106,6 +113,26 @@ def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_co
     other = run(cmd[:cmd.index("--updates-CoNLL-2003") + 1] + ["32"] + cmd[cmd.index("--updates-CoNLL-2003") + 2:],
                 check=False)
     assert other.returncode == 1 and "max_update" in other.stderr and "updates of 32" not in other.stderr
+
+
+def gate_values(checkpoint, data):
+    """Every real test token's gate in every layer, [layers, tokens], one sentence at a time."""
+    from fairseq import checkpoint_utils
+
+    import fairseq_syntax
+
+    fairseq_syntax.register()
+    models, _, task = checkpoint_utils.load_model_ensemble_and_task([str(checkpoint)], arg_overrides={"data": str(data)})
+    gates = [m for name, m in models[0].eval().named_modules() if name.endswith("sla_gate")]
+    seen = []
+    hooks = [g.register_forward_hook(lambda mod, inp, out: seen.append(out.detach().flatten())) for g in gates]
+    task.load_dataset("test")
+    with torch.no_grad():
+        for batch in task.get_batch_iterator(task.dataset("test"), max_sentences=1).next_epoch_itr(shuffle=False):
+            models[0](**batch["net_input"], features_only=True)
+    for h in hooks:
+        h.remove()
+    return torch.stack([torch.cat(seen[i::len(gates)]) for i in range(len(gates))]).double()
 
 
 def test_status_reads_a_running_runs_last_update(tmp_path):

@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def mean_gates(checkpoint, data, split, max_sentences=64, with_count=False):
-    """Each layer's gate averaged over every real token of the split (with_count: also how many tokens)."""
+    """Each layer's gate averaged over every real token of the split (with_count: also how many tokens, and each
+    layer's standard deviation over those tokens, which tells a gate that stayed near its start of 0.5 from one
+    that opened for some tokens and closed for others)."""
     from fairseq import checkpoint_utils
 
     import fairseq_syntax
@@ -37,6 +39,7 @@ def mean_gates(checkpoint, data, split, max_sentences=64, with_count=False):
     if not gates:
         raise ValueError(f"{checkpoint}: no SLA gates (not a roberta_sla / transformer_sla model)")
     sums, counts = torch.zeros(len(gates), dtype=torch.float64), torch.zeros(len(gates), dtype=torch.float64)
+    squares = torch.zeros(len(gates), dtype=torch.float64)
     current = {}
     hooks = [g.register_forward_hook(lambda mod, inp, out, i=i: current.__setitem__(i, out.detach()))
              for i, g in enumerate(gates)]
@@ -52,12 +55,15 @@ def mean_gates(checkpoint, data, split, max_sentences=64, with_count=False):
                 model.encoder(ni["src_tokens"], src_lengths=ni["src_lengths"], src_heads=ni["src_heads"])
             real = ni["src_tokens"].ne(pad).T.unsqueeze(-1)  # [T, B, 1], as the gates
             for i, g in current.items():
-                sums[i] += g[real].double().sum()
+                g = g[real].double()
+                sums[i] += g.sum()
+                squares[i] += g.square().sum()
                 counts[i] += real.sum()
     for h in hooks:
         h.remove()
-    means = (sums / counts).tolist()
-    return (means, int(counts[0])) if with_count else means
+    means = sums / counts
+    stds = (squares / counts - means.square()).clamp(min=0).sqrt()
+    return (means.tolist(), int(counts[0]), stds.tolist()) if with_count else means.tolist()
 
 
 def main():
@@ -73,9 +79,11 @@ def main():
             p.error("--run-json takes one --checkpoint and one --data")
         from fairseq_syntax.atomic import atomic_path
 
-        gates, tokens = mean_gates(args.checkpoint[0].rpartition("=")[2], args.data[0], args.split, with_count=True)
+        gates, tokens, stds = mean_gates(args.checkpoint[0].rpartition("=")[2], args.data[0], args.split,
+                                         with_count=True)
         with atomic_path(args.run_json) as tmp:
-            Path(tmp).write_text(json.dumps({"split": args.split, "tokens": tokens, "mean_gate": gates}, indent=1) + "\n")
+            Path(tmp).write_text(json.dumps({"split": args.split, "tokens": tokens, "mean_gate": gates,
+                                             "token_std": stds}, indent=1) + "\n")
         print(" ".join(f"{g:.3f}" for g in gates))
         return
     import matplotlib

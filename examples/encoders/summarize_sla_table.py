@@ -120,6 +120,9 @@ def summarize(results: Path, n_boot: int) -> dict:
                 row["gates"] = {"seeds": list(with_gates), "split": next(iter(with_gates.values()))["split"],
                                 "mean": [round(statistics.mean(g), 3) for g in per_layer],
                                 "std": [round(statistics.stdev(g), 3) if len(g) > 1 else None for g in per_layer]}
+                if all("token_std" in g for g in with_gates.values()):  # older gate files lack it
+                    row["gates"]["token_std"] = [round(statistics.mean(g), 3) for g in
+                                                 zip(*(g["token_std"] for g in with_gates.values()))]
             table.setdefault(task, {})[system] = row
     for systems in runs.values():
         for seeds in systems.values():
@@ -199,14 +202,17 @@ def markdown(summary: dict, planned: int | None) -> str:
     if gated:
         layers = len(gated[0][2]["mean"])
         out += ["", "Mean gate g per layer (the SLA paper's Figure 2; g near 1: the layer reads its local neighbourhood, "
-                "near 0: global attention), averaged over every token of the scored split, mean ± std over the seeds' "
-                "best checkpoints (`sla_gates.png`):", "",
+                "near 0: global attention; it starts near 0.5, with b_g = 0 and W_g ~ N(0, 0.02²)), averaged over every token "
+                "of the scored split, mean ± std over the seeds' best checkpoints (`sla_gates.png`); under it, how "
+                "far single tokens' gates spread: the std over the tokens, mean over seeds:", "",
                 "| task | system | " + " | ".join(f"layer {i + 1}" for i in range(layers)) + " | seeds |",
                 "|---|---|" + "---|" * layers + "---|"]
         for task, system, g in gated:
             out.append(f"| {task} | {SYSTEMS[system]} | " + " | ".join(
                 f"{m:.3f}" + (f" ± {sd:.3f}" if sd is not None else "") for m, sd in zip(g["mean"], g["std"]))
                 + f" | {len(g['seeds'])} |")
+            if "token_std" in g:
+                out.append(f"| | spread over tokens | " + " | ".join(f"{sd:.3f}" for sd in g["token_std"]) + " | |")
     out += ["", "Dev curves (mean over seeds; the baseline must have stopped improving before the budget ends):", ""]
     for task in TASKS:
         base = t.get(task, {}).get("baseline")
