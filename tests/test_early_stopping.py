@@ -294,6 +294,26 @@ def test_side_by_side_runs_split_the_cores_among_them():
     assert [threads(1, 2), threads(2, 2), threads(3, 2), threads(2, 16), threads(3, 16)] == ["2", "1", "1", "8", "5"]
 
 
+def test_side_by_side_runs_fill_the_slot_of_whichever_run_ends_first(tmp_path):
+    """pool_start (the studies' --jobs): with 2 slots, a long run waiting on the third run must not block it; the
+    third starts when the short second one ends, not when the oldest does (which would wait 10 s and say timeout).
+    A failed run is counted, and nothing is left running."""
+    script = f"""source "{ROOT}/data-prep/common.sh"
+    d=$1
+    mapfile -t x < <(echo a)  # a process substitution before the pool, as the studies have
+    long() {{ for _ in $(seq 100); do [ -f "$d/go" ] && {{ echo long >> "$d/order"; return 0; }}; sleep 0.1; done
+             echo timeout >> "$d/order"; }}
+    short() {{ echo "short$1" >> "$d/order"; [ "$1" != 2 ] || touch "$d/go"; return "$2"; }}
+    pool_start 2 long
+    pool_start 2 short 1 0
+    pool_start 2 short 2 3
+    pool_wait
+    echo "$POOL_FAILED $POOL_RUNNING"
+    """
+    out = run(["bash", "-c", script, "_", str(tmp_path)]).stdout
+    assert out.split() == ["1", "0"] and (tmp_path / "order").read_text().split() == ["short1", "short2", "long"]
+
+
 def test_kept_logs_hold_no_machine_paths(tmp_path):
     """keep_log writes a checkpoints folder outside the checkout as the name given, the checkout as '.', and the
     home directory as '~'; a folder inside the checkout stays relative to it."""

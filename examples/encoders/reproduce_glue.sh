@@ -95,12 +95,10 @@ finetune() {  # finetune TASK ARCH SEED
   cat "$RES/$name.score" >&2
 }
 
-pids=()
 for r in "${runs[@]}"; do
   # shellcheck disable=SC2086
-  finetune $r &
-  pids+=($!)
-  if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
+  pool_start "$JOBS" finetune $r
 done
-for p in "${pids[@]}"; do wait "$p" || exit 1; done
+pool_wait
+[ "$POOL_FAILED" = 0 ] || die "some runs failed or were stopped; run again to resume"
 python examples/encoders/summarize_glue.py --results "$RES"

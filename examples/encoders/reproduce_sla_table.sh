@@ -72,7 +72,7 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 cd "$ROOT"
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, need_int, same_run, flag_keys, threads_per_job
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, need_int, same_run, flag_keys, threads_per_job, pool_start
 need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"; need_int --validations "$VALIDATIONS" 1
 for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" "$VALIDATIONS"; done
 for t in $TASKS; do case $t in CoLA|SST-2|CoNLL-2003) ;; *) die "unknown task $t (CoLA, SST-2, CoNLL-2003)" ;; esac; done
@@ -243,14 +243,10 @@ EOF
   sla_gates "$@"
 }
 
-pids=()
-failed=0
 for r in "${runs[@]}"; do
   # shellcheck disable=SC2086
-  finetune $r &
-  pids+=($!)
-  if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || failed=1; pids=("${pids[@]:1}"); fi
+  pool_start "$JOBS" finetune $r
 done
-for p in "${pids[@]}"; do wait "$p" || failed=1; done
-[ "$failed" = 0 ] || { log "[table] some runs failed or were stopped; run again to resume"; exit 1; }
+pool_wait
+[ "$POOL_FAILED" = 0 ] || { log "[table] some runs failed or were stopped; run again to resume"; exit 1; }
 [ "$MODE" = no-summary ] || summarize

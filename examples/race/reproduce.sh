@@ -201,15 +201,13 @@ EOF
   cat "$ck/eval.txt" >&2
 }
 
-pids=()
 for seed in $SEEDS; do
   for system in $SYSTEMS; do
-    finetune "$system" "$seed" &
-    pids+=($!)
-    if [ "${#pids[@]}" -ge "$JOBS" ]; then wait "${pids[0]}" || exit 1; pids=("${pids[@]:1}"); fi
+    pool_start "$JOBS" finetune "$system" "$seed"
   done
 done
-for p in "${pids[@]}"; do wait "$p" || exit 1; done
+pool_wait
+[ "$POOL_FAILED" = 0 ] || die "some runs failed or were stopped; run again to resume"
 readme=()
 [ -z "$README_MD" ] || readme=(--readme "$README_MD" --block "$BLOCK")
 python examples/race/summarize.py --results "$RES" --tag "${TAG%_}" --figure "$RES/${TAG}question_length.png" "${readme[@]}"
