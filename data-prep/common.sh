@@ -417,6 +417,7 @@ require_gpu() {
   python -c "import sys, torch; sys.exit(not torch.cuda.is_available())" 2> /dev/null \
     || { echo "[$1] --fp16 trains on a GPU, and torch sees none here" >&2; exit 1; }
 }
+
 # A pool of background jobs, at most N at a time (a study's --jobs): `pool_start N CMD...` starts CMD once fewer
 # than N run, after waiting for whichever job ends first, not the oldest, so that a long run never keeps a finished
 # one's slot idle; `pool_wait` waits for the rest. POOL_FAILED is 1 once any job has returned non-zero.
@@ -428,7 +429,6 @@ pool_start() {
   POOL_RUNNING=$((POOL_RUNNING + 1))
 }
 pool_wait() { while [ "$POOL_RUNNING" -gt 0 ]; do wait -n || POOL_FAILED=1; POOL_RUNNING=$((POOL_RUNNING - 1)); done; }
-
 
 # threads_per_job JOBS: the CPU threads each of JOBS side-by-side trainings gets, so that the cores are split
 # among them and none is left idle when fewer jobs than cores run (one run alone on 2 cores: 2 threads)

@@ -20,9 +20,10 @@
 # accuracy / entity F1 scored on dev (CoLA, SST-2) or test (CoNLL-2003) with fairseq-syntax-sentence-eval /
 # fairseq-syntax-ner-eval, which also write one line per sentence for the paired tests. The runs go in the order:
 # the first seed's baseline of every task (the budget is checked on its dev curve before the rest of the table
-# spends it), then seeds x tasks x systems, --jobs side by side, the cores split among them. A stopped run resumes from its checkpoint_last.pt
-# (saved at every validation); a finished one (its .eval.json in --out) is skipped; one made with other options
-# stops the script before anything trains, naming what differs. --fp16 trains in half precision on a GPU, into their own folders.
+# spends it), then seeds x tasks x systems, --jobs side by side (a slot is refilled as soon as any run ends), the
+# cores split among them. A stopped run resumes from its checkpoint_last.pt (saved at every validation); a finished
+# one (its .eval.json in --out) is skipped; one made with other options stops the script before anything trains,
+# naming what differs. --fp16 trains in half precision on a GPU, into their own folders.
 # Each finished SLA or WLA run also keeps its mean gate per layer on the scored split ({run}.gates.json, from its
 # best checkpoint; the SLA paper's Figure 2). Then examples/encoders/summarize_sla_table.py writes summary.json,
 # summary.md, the figures and the sla-table block of examples/encoders/README.md (--readme FILE for another file;
