@@ -157,8 +157,8 @@ def markdown(summary: dict, planned: int | None) -> str:
     t = summary["table"]
     done = sum(len(r["scores"]) for sy in t.values() for r in sy.values())
     out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the paper's "
-           "BERT-base (cased for NER). Best checkpoint by dev score (validated 10 times evenly over each run and at each epoch's end); CoLA MCC and SST-2 "
-           "accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
+           "BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run and at each epoch's "
+           "end); CoLA MCC and SST-2 accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
            "over seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
            "seeds (a control: against the system it controls, in the last column).", "",
            "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
@@ -202,8 +202,8 @@ def markdown(summary: dict, planned: int | None) -> str:
     if gated:
         layers = len(gated[0][2]["mean"])
         out += ["", "Mean gate g per layer (the SLA paper's Figure 2; g near 1: the layer reads its local neighbourhood, "
-                "near 0: global attention; it starts near 0.5, with b_g = 0 and W_g ~ N(0, 0.02²)), averaged over every token "
-                "of the scored split, mean ± std over the seeds' best checkpoints (`sla_gates.png`); under it, how "
+                "near 0: global attention; it starts near 0.5, with b_g = 0 and W_g ~ N(0, 0.02²)), averaged over every "
+                "token of the scored split, mean ± std over the seeds' best checkpoints (`sla_gates.png`); under it, how "
                 "far single tokens' gates spread: the std over the tokens, mean over seeds:", "",
                 "| task | system | " + " | ".join(f"layer {i + 1}" for i in range(layers)) + " | seeds |",
                 "|---|---|" + "---|" * layers + "---|"]
@@ -212,7 +212,7 @@ def markdown(summary: dict, planned: int | None) -> str:
                 f"{m:.3f}" + (f" ± {sd:.3f}" if sd is not None else "") for m, sd in zip(g["mean"], g["std"]))
                 + f" | {len(g['seeds'])} |")
             if "token_std" in g:
-                out.append(f"| | spread over tokens | " + " | ".join(f"{sd:.3f}" for sd in g["token_std"]) + " | |")
+                out.append("| | spread over tokens | " + " | ".join(f"{sd:.3f}" for sd in g["token_std"]) + " | |")
     out += ["", "Dev curves (mean over seeds; the baseline must have stopped improving before the budget ends):", ""]
     for task in TASKS:
         base = t.get(task, {}).get("baseline")
