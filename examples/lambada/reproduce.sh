@@ -77,7 +77,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 # numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
 need_int --updates "$UPDATES" 10; need_int --warmup "$WARMUP"; need_int --batch-size "$BSZ" 1
 need_int --jobs "$JOBS" 1; need_int --valid-interval "$INTERVAL" 1; need_int --patience "$PATIENCE"
@@ -184,17 +184,12 @@ summarize() {  # summarize DIR [README]: the table and paired tests of the runs 
   python examples/lambada/summarize.py "${sum_args[@]}"
 }
 
-in_slots() {  # in_slots FUNC: FUNC RUN SEED for every run and seed, --jobs at a time; a slot is refilled as soon as
-  # any ends and one failing does not stop the others; failed=1 if any failed. Called as a plain command, never in
-  # an `||` list, which would switch off set -e inside FUNC (an evaluation that failed would not stop its run)
-  local running=0 seed run
-  failed=0
-  for seed in $SEEDS; do for run in $RUNS; do
-    "$1" "$run" "$seed" &
-    running=$((running + 1))
-    if [ "$running" -ge "$JOBS" ]; then wait -n || failed=1; running=$((running - 1)); fi
-  done; done
-  while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+in_slots() {  # in_slots FUNC: FUNC RUN SEED for every run and seed, --jobs at a time (pool_start); POOL_FAILED=1 if
+  # any failed. Called as a plain command, never in an `||` list, which would switch off set -e inside FUNC (an
+  # evaluation that failed would not stop its run)
+  local seed run
+  for seed in $SEEDS; do for run in $RUNS; do pool_start "$JOBS" "$1" "$run" "$seed"; done; done
+  pool_wait
 }
 
 snapshot() {  # snapshot RUN SEED: an unfinished run's best checkpoint so far, scored into $RES/snapshot
@@ -232,7 +227,7 @@ done; done
 if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, scored beside the results
   rm -rf "$RES/snapshot"  # a run that finished since the last snapshot is not shown as it stood then
   in_slots snapshot
-  [ "$failed" = 0 ] || { echo "[lambada] a snapshot's evaluation failed (see $CKPTS/<run>.train.log)" >&2; exit 1; }
+  [ "$POOL_FAILED" = 0 ] || { echo "[lambada] a snapshot's evaluation failed (see $CKPTS/<run>.train.log)" >&2; exit 1; }
   [ -d "$RES/snapshot" ] || { echo "[lambada] no unfinished run has a checkpoint to score" >&2; exit 1; }
   summarize "$RES/snapshot"
   echo "[lambada] snapshot in $RES/snapshot (fixed budgets, not converged; the runs resume as before)" >&2
@@ -240,6 +235,6 @@ if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, sc
 fi
 
 in_slots train_eval
-[ "$failed" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }
+[ "$POOL_FAILED" = 0 ] || { echo "[lambada] some runs failed or were stopped; run again to resume" >&2; exit 1; }
 summarize "$RES" "$README_MD"
 echo "[lambada] results in $RES (summary.json: the table and exact McNemar tests between the runs)" >&2

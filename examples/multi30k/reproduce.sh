@@ -68,7 +68,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 need_int --jobs "$JOBS" 1; need_int --patience "$PATIENCE"; need_int --max-update "$MAX_UPDATE" 1; need_int --max-len-b "$MAX_LEN_B" 1
 for run in $RUNS; do need_int "--runs (the seed of $run)" "${run##*:}"; done
 console_scripts
@@ -247,15 +247,11 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
 }
 
 OMP_NUM_THREADS=$(threads_per_job "$JOBS"); export OMP_NUM_THREADS MKL_NUM_THREADS=$OMP_NUM_THREADS
-failed=0
-running=0
 for run in $RUNS; do
   sys=${run%%:*} seed=${run##*:}
   system_flags "$sys" > /dev/null
-  run_one "$sys" "$seed" &
-  running=$((running + 1))
-  if [ "$running" -ge "$JOBS" ]; then wait -n || failed=1; running=$((running - 1)); fi
+  pool_start "$JOBS" run_one "$sys" "$seed"
 done
-while [ "$running" -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
-[ "$failed" = 0 ] || { echo "[reproduce] some runs failed or were stopped; run again to resume" >&2; exit 1; }
+pool_wait
+[ "$POOL_FAILED" = 0 ] || { echo "[reproduce] some runs failed or were stopped; run again to resume" >&2; exit 1; }
 [ "$SUMMARY" = 0 ] || summarize
