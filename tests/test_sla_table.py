@@ -47,7 +47,9 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
                                       - summarize.matthews([int(g) for g in gold], [int(p) for p in base]), abs=0.01)
     md = (res / "summary.md").read_text()
     assert "Finished: 8 of the 8 planned runs." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
-    assert "20/10, p = 0.099" in md
+    # each seed's own score, with its paired test against the baseline of that seed
+    assert "| + SLA (tree distance ≤ 3) | s1 20.00 (" in md and "s1 61.00 (20/10, p = 0.099); s2 62.00 (20/10, p = " in md
+    assert "| BERT-style baseline (roberta_baseline_small) | s1 1.00; s2 1.00 | s1 49.00; s2 48.00 | – |" in md
     # the mean gate per layer over the seeds' best checkpoints (the paper's Figure 2)
     assert s["table"]["SST-2"]["sla"]["gates"] == {"seeds": [1, 2], "split": "valid", "mean": [0.5, 0.55],
                                                    "std": [0.0, 0.071], "token_std": [0.15, 0.2]}

@@ -142,15 +142,20 @@ def cell(row: dict | None, task: str) -> str:
 
 
 def per_seed(row: dict | None, ref: str) -> str:
-    if not row or f"vs_{ref}" not in row:
+    """Each seed's own score, and beside it its paired test against `ref` of the same seed where there is one."""
+    if not row:
         return "–"
+    tests = row.get(f"vs_{ref}", {}).get("per_seed", {})
     parts = []
-    for seed, t in row[f"vs_{ref}"]["per_seed"].items():
-        if t["test"] == "mcnemar":
-            parts.append(f"{t['only_this']}/{t['only_that']}, p = {format_p(t['p'], 3)}")
-        else:
-            parts.append(f"{t['diff']:+.2f}, p = {format_p(t['p'], 3)}")
-    return "; ".join(parts) or "–"
+    for seed, score in zip(row["seeds"], row["scores"]):
+        t = tests.get(str(seed))
+        part = f"s{seed} {score:.2f}"
+        if t and t["test"] == "mcnemar":
+            part += f" ({t['only_this']}/{t['only_that']}, p = {format_p(t['p'], 3)})"
+        elif t:
+            part += f" ({t['diff']:+.2f}, p = {format_p(t['p'], 3)})"
+        parts.append(part)
+    return "; ".join(parts)
 
 
 def markdown(summary: dict, planned: int | None) -> str:
@@ -175,12 +180,12 @@ def markdown(summary: dict, planned: int | None) -> str:
         paper = PAPER.get(system)
         out.append(f"| {label} | " + " | ".join(cell(rows[task], task) for task in TASKS) + " | " + " | ".join(deltas)
                    + f" | {cdelta} | " + (f"{paper[0]} / {paper[1]} / {paper[2][2]}" if paper else "–") + " |")
-    out += ["", "Per seed against the baseline of the same seed (SST-2: sentences only this / only the baseline gets "
-            "right, exact McNemar p; CoLA and CoNLL-2003: the difference and a paired bootstrap p over sentences, "
-            f"{summary['paired_bootstrap_resamples']:,} resamples):", "",
-            "| system | CoLA | SST-2 | CoNLL-2003 |", "|---|---|---|---|"]
+    out += ["", "Per seed: each seed's score and, in brackets, its paired test against the baseline of the same seed "
+            "(SST-2: sentences only this / only the baseline gets right, exact McNemar p; CoLA and CoNLL-2003: the "
+            f"difference and a paired bootstrap p over sentences, {summary['paired_bootstrap_resamples']:,} "
+            "resamples):", "", "| system | CoLA | SST-2 | CoNLL-2003 |", "|---|---|---|---|"]
     for system, label in SYSTEMS.items():
-        if system == "baseline" or not any(t.get(task, {}).get(system) for task in TASKS):
+        if not any(t.get(task, {}).get(system) for task in TASKS):
             continue
         out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), "baseline") for task in TASKS) + " |")
     out += ["", "**Reading** (told apart: Welch p < 0.05 over seeds, at least 2 seeds a side):", ""]
