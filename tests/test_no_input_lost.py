@@ -230,6 +230,20 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
     assert proc.returncode == 1 and "--max-eval takes a whole number" in proc.stderr
 
 
+@pytest.mark.parametrize("script", ["examples/encoders/reproduce_glue.sh", "examples/encoders/reproduce_sla_table.sh",
+                                    "examples/lambada/reproduce.sh", "examples/multi30k/reproduce.sh",
+                                    "examples/race/reproduce.sh"])
+def test_a_study_option_without_its_value_names_the_option(script, tmp_path):
+    """Before: bash's '$2: unbound variable' with a line number of the script, or the next option taken as the value."""
+    listed = "--runs" if "multi30k" in script else "--seeds"
+    for args, message in ((["--jobs"], "error: --jobs needs a value; --help lists the options"),
+                          ([listed, "--jobs", "1"], f"error: {listed} needs a value; --help lists the options"),
+                          (["--bogus"], "error: unknown option --bogus (see --help)")):
+        proc = run(["bash", ROOT / script, *args], cwd=tmp_path, check=False)
+        assert proc.returncode == 1 and proc.stderr == message + "\n", proc.stderr
+    assert not any(tmp_path.iterdir())
+
+
 def test_empty_corpora_are_errors_and_nothing_is_marked_done(tmp_path):
     local = tmp_path / "local"
     local.mkdir()

@@ -21,23 +21,23 @@ declare -A UPDATES=([CoLA]=800 [SST-2]=1500)
 JOBS=2
 RES=$ROOT/results/encoders
 DATA_ROOT=$ROOT/work/glue
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, console_scripts, need_int
 while [ $# -gt 0 ]; do
   case $1 in
-    --tasks) TASKS=$2; shift 2 ;;
-    --archs) ARCHS=$2; shift 2 ;;
-    --seeds) SEEDS=$2; shift 2 ;;
-    --updates-CoLA) UPDATES[CoLA]=$2; shift 2 ;;
-    --updates-SST-2) UPDATES[SST-2]=$2; shift 2 ;;
-    --jobs) JOBS=$2; shift 2 ;;
-    --out) RES=$2; shift 2 ;;
-    --data-root) DATA_ROOT=$2; shift 2 ;;
+    --tasks) need_value "$@"; TASKS=$2; shift 2 ;;
+    --archs) need_value "$@"; ARCHS=$2; shift 2 ;;
+    --seeds) need_value "$@"; SEEDS=$2; shift 2 ;;
+    --updates-CoLA) need_value "$@"; UPDATES[CoLA]=$2; shift 2 ;;
+    --updates-SST-2) need_value "$@"; UPDATES[SST-2]=$2; shift 2 ;;
+    --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$2; shift 2 ;;
+    --data-root) need_value "$@"; DATA_ROOT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    *) die "unknown option $1 (see --help)" ;;
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 cd "$ROOT"
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, console_scripts, need_int
 # numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
 need_int --updates-CoLA "${UPDATES[CoLA]}" 4; need_int --updates-SST-2 "${UPDATES[SST-2]}" 4
 need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"

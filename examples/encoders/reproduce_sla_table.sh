@@ -48,32 +48,32 @@ CKPTS=default
 README_MD=default
 MODE=train
 FP16=()
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, need_int, same_run, flag_keys, threads_per_job, pool_start
 while [ $# -gt 0 ]; do
   case $1 in
-    --tasks) TASKS=$2; shift 2 ;;
-    --seeds) SEEDS=$2; shift 2 ;;
-    --systems) SYSTEMS=$2; shift 2 ;;
-    --updates-CoLA) UPDATES[CoLA]=$2; shift 2 ;;
-    --updates-SST-2) UPDATES[SST-2]=$2; shift 2 ;;
-    --updates-CoNLL-2003) UPDATES[CoNLL-2003]=$2; shift 2 ;;
-    --jobs) JOBS=$2; shift 2 ;;
-    --validations) VALIDATIONS=$2; shift 2 ;;
-    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
-    --checkpoints) CKPTS=$2; shift 2 ;;
-    --data-root) DATA_ROOT=$2; shift 2 ;;
-    --pretrained) PRETRAINED=$2; shift 2 ;;
-    --readme) README_MD=$2; shift 2 ;;
+    --tasks) need_value "$@"; TASKS=$2; shift 2 ;;
+    --seeds) need_value "$@"; SEEDS=$2; shift 2 ;;
+    --systems) need_value "$@"; SYSTEMS=$2; shift 2 ;;
+    --updates-CoLA) need_value "$@"; UPDATES[CoLA]=$2; shift 2 ;;
+    --updates-SST-2) need_value "$@"; UPDATES[SST-2]=$2; shift 2 ;;
+    --updates-CoNLL-2003) need_value "$@"; UPDATES[CoNLL-2003]=$2; shift 2 ;;
+    --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
+    --validations) need_value "$@"; VALIDATIONS=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --checkpoints) need_value "$@"; CKPTS=$2; shift 2 ;;
+    --data-root) need_value "$@"; DATA_ROOT=$2; shift 2 ;;
+    --pretrained) need_value "$@"; PRETRAINED=$2; shift 2 ;;
+    --readme) need_value "$@"; README_MD=$2; shift 2 ;;
     --status) MODE=status; shift ;;
     --summary-only) MODE=summary; shift ;;
     --no-summary) MODE=no-summary; shift ;;
     --fp16) FP16=(--fp16); shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    *) die "unknown option $1 (see --help)" ;;
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 cd "$ROOT"
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, need_int, same_run, flag_keys, threads_per_job, pool_start
 need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"; need_int --validations "$VALIDATIONS" 1
 for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" "$VALIDATIONS"; done
 for t in $TASKS; do case $t in CoLA|SST-2|CoNLL-2003) ;; *) die "unknown task $t (CoLA, SST-2, CoNLL-2003)" ;; esac; done

@@ -51,33 +51,33 @@ EXTRA=()
 TAG=""
 STATUS=0
 SNAPSHOT=0
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 while [ $# -gt 0 ]; do
   case $1 in
-    --data) DATA=$2; shift 2 ;;
-    --updates) UPDATES=$2; shift 2 ;;
-    --warmup) WARMUP=$2; shift 2 ;;
-    --batch-size) BSZ=$2; shift 2 ;;
-    --seeds) SEEDS=$2; shift 2 ;;
-    --runs) RUNS=$2; shift 2 ;;
-    --jobs) JOBS=$2; shift 2 ;;
-    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
-    --readme) README_MD=$2; shift 2 ;;
-    --checkpoints) CKPTS=$2; shift 2 ;;
-    --stopwords) STOPWORDS=$2; shift 2 ;;
+    --data) need_value "$@"; DATA=$2; shift 2 ;;
+    --updates) need_value "$@"; UPDATES=$2; shift 2 ;;
+    --warmup) need_value "$@"; WARMUP=$2; shift 2 ;;
+    --batch-size) need_value "$@"; BSZ=$2; shift 2 ;;
+    --seeds) need_value "$@"; SEEDS=$2; shift 2 ;;
+    --runs) need_value "$@"; RUNS=$2; shift 2 ;;
+    --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) need_value "$@"; README_MD=$2; shift 2 ;;
+    --checkpoints) need_value "$@"; CKPTS=$2; shift 2 ;;
+    --stopwords) need_value "$@"; STOPWORDS=$2; shift 2 ;;
     --converge) CONVERGE=1; shift ;;
-    --valid-interval) INTERVAL=$2; shift 2 ;;
-    --patience) PATIENCE=$2; shift 2 ;;
-    --max-update) MAX_UPDATE=$2; shift 2 ;;
+    --valid-interval) need_value "$@"; INTERVAL=$2; shift 2 ;;
+    --patience) need_value "$@"; PATIENCE=$2; shift 2 ;;
+    --max-update) need_value "$@"; MAX_UPDATE=$2; shift 2 ;;
     --fp16) EXTRA+=(--fp16); shift ;;
-    --tag) TAG=$2_; shift 2 ;;
+    --tag) need_value "$@"; TAG=$2_; shift 2 ;;
     --status) STATUS=1; shift ;;
     --snapshot) SNAPSHOT=1; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    *) die "unknown option $1 (see --help)" ;;
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 # numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
 need_int --updates "$UPDATES" 10; need_int --warmup "$WARMUP"; need_int --batch-size "$BSZ" 1
 need_int --jobs "$JOBS" 1; need_int --valid-interval "$INTERVAL" 1; need_int --patience "$PATIENCE"

@@ -49,26 +49,26 @@ RES=default
 README_MD=default
 SUMMARY=1
 FP16=()
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 while [ $# -gt 0 ]; do
   case $1 in
-    --runs) RUNS=$2; shift 2 ;;
-    --jobs) JOBS=$2; shift 2 ;;
-    --patience) PATIENCE=$2; shift 2 ;;
-    --min-delta) MIN_DELTA=$2; shift 2 ;;
-    --max-update) MAX_UPDATE=$2; shift 2 ;;
-    --max-len-b) MAX_LEN_B=$2; shift 2 ;;
-    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
-    --readme) README_MD=$2; shift 2 ;;
+    --runs) need_value "$@"; RUNS=$2; shift 2 ;;
+    --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
+    --patience) need_value "$@"; PATIENCE=$2; shift 2 ;;
+    --min-delta) need_value "$@"; MIN_DELTA=$2; shift 2 ;;
+    --max-update) need_value "$@"; MAX_UPDATE=$2; shift 2 ;;
+    --max-len-b) need_value "$@"; MAX_LEN_B=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) need_value "$@"; README_MD=$2; shift 2 ;;
     --no-summary) SUMMARY=0; shift ;;
     --summary-only) SUMMARY=only; shift ;;
     --status) SUMMARY=status; shift ;;
     --fp16) FP16=(--fp16); shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    *) die "unknown option $1 (see --help)" ;;
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 need_int --jobs "$JOBS" 1; need_int --patience "$PATIENCE"; need_int --max-update "$MAX_UPDATE" 1; need_int --max-len-b "$MAX_LEN_B" 1
 for run in $RUNS; do need_int "--runs (the seed of $run)" "${run##*:}"; done
 console_scripts

@@ -51,33 +51,32 @@ CKPTS=work/checkpoints/race
 TAG=""
 JOBS=1
 MAX_HOURS=0
+source "$ROOT/data-prep/common.sh"  # atomic, keep_log, hide_paths, require_gpu, threads_per_job, need_value, console_scripts
 while [ $# -gt 0 ]; do
   case $1 in
-    --recipe) RECIPE=$2; shift 2 ;;
-    --systems) SYSTEMS=$2; shift 2 ;;
-    --seeds) SEEDS=$2; shift 2 ;;
-    --train-subset) TRAIN_SUBSET=$2; shift 2 ;;
-    --updates) UPDATES=$2; shift 2 ;;
-    --epochs) EPOCHS=$2; shift 2 ;;
-    --batch-size) BSZ=$2; shift 2 ;;
-    --lr) LR=$2; shift 2 ;;
-    --max-length) MAXPOS=$2; shift 2 ;;
-    --eval-split) EVAL_SPLIT=$2; shift 2 ;;
-    --data) DATA=$2; shift 2 ;;
-    --out) RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
-    --readme) README_MD=$2; shift 2 ;;
-    --checkpoints) CKPTS=$2; shift 2 ;;
-    --tag) TAG=$2_; shift 2 ;;
-    --jobs) JOBS=$2; shift 2 ;;
-    --max-hours) MAX_HOURS=$2; shift 2 ;;
-    --pretrained) PRETRAINED=$2; shift 2 ;;
+    --recipe) need_value "$@"; RECIPE=$2; shift 2 ;;
+    --systems) need_value "$@"; SYSTEMS=$2; shift 2 ;;
+    --seeds) need_value "$@"; SEEDS=$2; shift 2 ;;
+    --train-subset) need_value "$@"; TRAIN_SUBSET=$2; shift 2 ;;
+    --updates) need_value "$@"; UPDATES=$2; shift 2 ;;
+    --epochs) need_value "$@"; EPOCHS=$2; shift 2 ;;
+    --batch-size) need_value "$@"; BSZ=$2; shift 2 ;;
+    --lr) need_value "$@"; LR=$2; shift 2 ;;
+    --max-length) need_value "$@"; MAXPOS=$2; shift 2 ;;
+    --eval-split) need_value "$@"; EVAL_SPLIT=$2; shift 2 ;;
+    --data) need_value "$@"; DATA=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) need_value "$@"; README_MD=$2; shift 2 ;;
+    --checkpoints) need_value "$@"; CKPTS=$2; shift 2 ;;
+    --tag) need_value "$@"; TAG=$2_; shift 2 ;;
+    --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
+    --max-hours) need_value "$@"; MAX_HOURS=$2; shift 2 ;;
+    --pretrained) need_value "$@"; PRETRAINED=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    *) die "unknown option $1 (see --help)" ;;
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
-# atomic, keep_log, hide_paths, require_gpu, threads_per_job, need_int, console_scripts:
-source "$ROOT/data-prep/common.sh"
 console_scripts
 cd "$ROOT"
 EXTRA=()
