@@ -21,26 +21,26 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 M30K="" COLA="" LAMBADA="" RACE="" UPDATES=300 SPEED_UPDATES=150 ROUNDS=2 SPEED_TOKENS=32768 OUT="" LOGS="" PREC=(--fp16)
 SPEED_ONLY=""
+source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
 while [ $# -gt 0 ]; do
   case $1 in
-    --multi30k) M30K=$2; shift 2 ;;
-    --cola) COLA=$2; shift 2 ;;
-    --lambada) LAMBADA=$2; shift 2 ;;
-    --race) RACE=$2; shift 2 ;;
-    --updates) UPDATES=$2; shift 2 ;;
-    --speed-updates) SPEED_UPDATES=$2; shift 2 ;;
-    --speed-rounds) ROUNDS=$2; shift 2 ;;
-    --speed-max-tokens) SPEED_TOKENS=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
-    --logs) LOGS=$2; shift 2 ;;
+    --multi30k) need_value "$@"; M30K=$2; shift 2 ;;
+    --cola) need_value "$@"; COLA=$2; shift 2 ;;
+    --lambada) need_value "$@"; LAMBADA=$2; shift 2 ;;
+    --race) need_value "$@"; RACE=$2; shift 2 ;;
+    --updates) need_value "$@"; UPDATES=$2; shift 2 ;;
+    --speed-updates) need_value "$@"; SPEED_UPDATES=$2; shift 2 ;;
+    --speed-rounds) need_value "$@"; ROUNDS=$2; shift 2 ;;
+    --speed-max-tokens) need_value "$@"; SPEED_TOKENS=$2; shift 2 ;;
+    --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --logs) need_value "$@"; LOGS=$2; shift 2 ;;
     --cpu) PREC=(--cpu); shift ;;
     --speed-only) SPEED_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    *) die "unknown option $1 (see --help)" ;;
   esac
 done
 export PYTHONWARNINGS=ignore
-source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
 # numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
 need_int --updates "$UPDATES" 1; need_int --speed-updates "$SPEED_UPDATES" 1; need_int --speed-rounds "$ROUNDS"
 need_int --speed-max-tokens "$SPEED_TOKENS" 1

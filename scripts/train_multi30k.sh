@@ -12,14 +12,16 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 UPDATES=250
 OUT=$ROOT/work
+source "$ROOT/data-prep/common.sh"  # need_value, need_int, die
 while [ $# -gt 0 ]; do
   case $1 in
-    --updates) UPDATES=$2; shift 2 ;;
-    --out) OUT=$2; shift 2 ;;
+    --updates) need_value "$@"; UPDATES=$2; shift 2 ;;
+    --out) need_value "$@"; OUT=$2; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "unknown option $1" >&2; exit 1 ;;
+    *) die "unknown option $1 (see --help)" ;;
   esac
 done
+need_int --updates "$UPDATES" 1
 export PATH="$ROOT/.venv/bin:$PATH"
 export PYTHONWARNINGS=ignore
 : "${MULTI30K_DIR:=}"

@@ -244,6 +244,16 @@ def test_a_study_option_without_its_value_names_the_option(script, tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("script", ["benchmarks/gpu_check.sh", "scripts/train_multi30k.sh"])
+def test_a_benchmark_option_without_its_value_names_the_option(script, tmp_path):
+    for args, message in ((["--out"], "error: --out needs a value; --help lists the options"),
+                          (["--updates", "--out", "x"], "error: --updates needs a value; --help lists the options"),
+                          (["--bogus"], "error: unknown option --bogus (see --help)")):
+        proc = run(["bash", ROOT / script, *args], cwd=tmp_path, check=False)
+        assert proc.returncode == 1 and proc.stderr == message + "\n", proc.stderr
+    assert not any(tmp_path.iterdir())
+
+
 def test_empty_corpora_are_errors_and_nothing_is_marked_done(tmp_path):
     local = tmp_path / "local"
     local.mkdir()
