@@ -36,7 +36,10 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
         write_run(res, "SST-2", "baseline", seed, gold, base, "accuracy", 50.0 - seed)
         write_run(res, "CoLA", "sla", seed, gold, sla, "mcc", 20.0)
         write_run(res, "CoLA", "baseline", seed, gold, base, "mcc", 1.0)
-    assert summarize.main(["--results", str(res), "--planned", "8", "--bootstrap", "200"]) == 0
+        # a control is also tested against the system it controls: SG-Net's layer without a mask against SG-Net
+        write_run(res, "SST-2", "sgnet", seed, gold, sla, "accuracy", 60.0)
+        write_run(res, "SST-2", "sgnet_nomask", seed, gold, base, "accuracy", 50.0)
+    assert summarize.main(["--results", str(res), "--planned", "12", "--bootstrap", "200"]) == 0
     s = json.loads((res / "summary.json").read_text())
     t = s["table"]["SST-2"]["sla"]["vs_baseline"]
     assert t["per_seed"]["1"] == {"test": "mcnemar", "only_this": 20, "only_that": 10, "p": 0.0987}
@@ -46,10 +49,13 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
     assert c["diff"] == pytest.approx(summarize.matthews([int(g) for g in gold], [int(p) for p in sla])
                                       - summarize.matthews([int(g) for g in gold], [int(p) for p in base]), abs=0.01)
     md = (res / "summary.md").read_text()
-    assert "Finished: 8 of the 8 planned runs." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
+    assert "Finished: 12 of the 12 planned runs." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
     # each seed's own score, with its paired test against the baseline of that seed
     assert "| + SLA (tree distance ≤ 3) | s1 20.00 (" in md and "s1 61.00 (20/10, p = 0.099); s2 62.00 (20/10, p = " in md
     assert "| BERT-style baseline (roberta_baseline_small) | s1 1.00; s2 1.00 | s1 49.00; s2 48.00 | – |" in md
+    assert "| SG-Net's layer, no mask (control) | – | s1 50.00 (0/0, p = 1.000; vs sgnet 10/20, p = 0.099); " in md
+    assert ("- SST-2, SG-Net's layer, no mask (control) against SG-Net (roberta_sgnet_small): -10.00, no Welch p "
+            "(neither side varies over seeds); paired p < 0.05 on 0 of 2 seeds.") in md
     # the mean gate per layer over the seeds' best checkpoints (the paper's Figure 2)
     assert s["table"]["SST-2"]["sla"]["gates"] == {"seeds": [1, 2], "split": "valid", "mean": [0.5, 0.55],
                                                    "std": [0.0, 0.071], "token_std": [0.15, 0.2]}

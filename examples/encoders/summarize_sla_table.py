@@ -141,20 +141,24 @@ def cell(row: dict | None, task: str) -> str:
     return s
 
 
-def per_seed(row: dict | None, ref: str) -> str:
-    """Each seed's own score, and beside it its paired test against `ref` of the same seed where there is one."""
+def per_seed(row: dict | None, refs: list[str]) -> str:
+    """Each seed's own score, and beside it its paired tests against `refs` of the same seed where there are any
+    (the baseline; for a control also the system it controls, named)."""
     if not row:
         return "–"
-    tests = row.get(f"vs_{ref}", {}).get("per_seed", {})
     parts = []
     for seed, score in zip(row["seeds"], row["scores"]):
-        t = tests.get(str(seed))
-        part = f"s{seed} {score:.2f}"
-        if t and t["test"] == "mcnemar":
-            part += f" ({t['only_this']}/{t['only_that']}, p = {format_p(t['p'], 3)})"
-        elif t:
-            part += f" ({t['diff']:+.2f}, p = {format_p(t['p'], 3)})"
-        parts.append(part)
+        tests = []
+        for ref in refs:
+            t = row.get(f"vs_{ref}", {}).get("per_seed", {}).get(str(seed))
+            if not t:
+                continue
+            name = "" if ref == "baseline" else f"vs {ref} "
+            if t["test"] == "mcnemar":
+                tests.append(f"{name}{t['only_this']}/{t['only_that']}, p = {format_p(t['p'], 3)}")
+            else:
+                tests.append(f"{name}{t['diff']:+.2f}, p = {format_p(t['p'], 3)}")
+        parts.append(f"s{seed} {score:.2f}" + (f" ({'; '.join(tests)})" if tests else ""))
     return "; ".join(parts)
 
 
@@ -183,11 +187,13 @@ def markdown(summary: dict, planned: int | None) -> str:
     out += ["", "Per seed: each seed's score and, in brackets, its paired test against the baseline of the same seed "
             "(SST-2: sentences only this / only the baseline gets right, exact McNemar p; CoLA and CoNLL-2003: the "
             f"difference and a paired bootstrap p over sentences, {summary['paired_bootstrap_resamples']:,} "
-            "resamples):", "", "| system | CoLA | SST-2 | CoNLL-2003 |", "|---|---|---|---|"]
+            "resamples); a control also against the system it controls (vs sgnet, vs sla):", "",
+            "| system | CoLA | SST-2 | CoNLL-2003 |", "|---|---|---|---|"]
     for system, label in SYSTEMS.items():
         if not any(t.get(task, {}).get(system) for task in TASKS):
             continue
-        out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), "baseline") for task in TASKS) + " |")
+        refs = ["baseline"] + ([CONTROL_OF[system]] if system in CONTROL_OF else [])
+        out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), refs) for task in TASKS) + " |")
     out += ["", "**Reading** (told apart: Welch p < 0.05 over seeds, at least 2 seeds a side):", ""]
     for task in TASKS:
         for system, row in t.get(task, {}).items():
@@ -198,7 +204,8 @@ def markdown(summary: dict, planned: int | None) -> str:
                 w = test["welch"]
                 seeds = test["per_seed"].values()
                 below = sum(x["p"] < 0.05 for x in seeds)
-                verdict = ("not tested over seeds (fewer than 2 seeds a side)" if w is None or w["welch_p"] is None
+                verdict = ("not tested over seeds (fewer than 2 seeds a side)" if w is None
+                           else f"{w['diff']:+.2f}, no Welch p (neither side varies over seeds)" if w["welch_p"] is None
                            else f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)}: "
                                 + ("told apart" if w["welch_p"] < 0.05 else "not told apart"))
                 out.append(f"- {task}, {SYSTEMS[system]} against {SYSTEMS[ref]}: {verdict}; paired p < 0.05 on "
