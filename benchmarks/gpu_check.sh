@@ -21,7 +21,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 M30K="" COLA="" LAMBADA="" RACE="" UPDATES=300 SPEED_UPDATES=150 ROUNDS=2 SPEED_TOKENS=32768 OUT="" LOGS="" PREC=(--fp16)
 SPEED_ONLY=""
-source "$ROOT/data-prep/common.sh"  # atomic; console_scripts: wrappers where fairseq and this package are not installed
+source "$ROOT/data-prep/common.sh"  # need_value, atomic; console_scripts: wrappers where fairseq and this package are not installed
 while [ $# -gt 0 ]; do
   case $1 in
     --multi30k) need_value "$@"; M30K=$2; shift 2 ;;

@@ -21,7 +21,7 @@ declare -A UPDATES=([CoLA]=800 [SST-2]=1500)
 JOBS=2
 RES=$ROOT/results/encoders
 DATA_ROOT=$ROOT/work/glue
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, console_scripts, need_int
+source "$ROOT/data-prep/common.sh"  # need_value, atomic, keep_log, console_scripts, need_int
 while [ $# -gt 0 ]; do
   case $1 in
     --tasks) need_value "$@"; TASKS=$2; shift 2 ;;

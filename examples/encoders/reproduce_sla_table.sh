@@ -48,7 +48,7 @@ CKPTS=default
 README_MD=default
 MODE=train
 FP16=()
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, need_int, same_run, flag_keys, threads_per_job, pool_start
+source "$ROOT/data-prep/common.sh"  # need_value, atomic, keep_log, need_int, same_run, flag_keys, threads_per_job, pool_start
 while [ $# -gt 0 ]; do
   case $1 in
     --tasks) need_value "$@"; TASKS=$2; shift 2 ;;

@@ -36,6 +36,11 @@ SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+
            "sgnet_nomask": "SG-Net's layer, no mask (control)", "sgnet_random_trees": "SG-Net on random trees (control)",
            "sla_random_trees": "SLA on random trees (control)"}
 CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_random_trees": "sla"}
+
+
+def references(system: str) -> list[str]:
+    """What a system is tested against: the baseline, and a control also the system it controls."""
+    return ["baseline"] + ([CONTROL_OF[system]] if system in CONTROL_OF else [])
 # the paper's Table 1, BERT-base (cased for NER), mean of 5 runs: CoLA MCC, SST-2 accuracy, CoNLL-2003 P / R / F1
 PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3, 92.9, 92.1)),
          "sla": (60.0, 93.3, (91.5, 92.9, 92.2)), "sgnet": (59.2, 93.1, (90.9, 92.6, 91.7))}
@@ -103,7 +108,7 @@ def summarize(results: Path, n_boot: int) -> dict:
             if task == "CoNLL-2003":
                 for k in ("precision", "recall"):
                     row[k] = round(statistics.mean(seeds[s][k] for s in seeds), 2)
-            for ref in ["baseline"] + ([CONTROL_OF[system]] if system in CONTROL_OF else []):
+            for ref in references(system):
                 if ref == system or ref not in systems:
                     continue
                 other = systems[ref]
@@ -192,13 +197,13 @@ def markdown(summary: dict, planned: int | None) -> str:
     for system, label in SYSTEMS.items():
         if not any(t.get(task, {}).get(system) for task in TASKS):
             continue
-        refs = ["baseline"] + ([CONTROL_OF[system]] if system in CONTROL_OF else [])
-        out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), refs) for task in TASKS) + " |")
+        out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), references(system))
+                                                for task in TASKS) + " |")
     out += ["", "**Reading** (told apart: Welch p < 0.05 over seeds, at least 2 seeds a side):", ""]
     for task in TASKS:
         for system, row in t.get(task, {}).items():
-            for ref in ("baseline", CONTROL_OF.get(system)):
-                test = row.get(f"vs_{ref}") if ref else None
+            for ref in references(system):
+                test = row.get(f"vs_{ref}")
                 if not test:
                     continue
                 w = test["welch"]

@@ -51,7 +51,7 @@ EXTRA=()
 TAG=""
 STATUS=0
 SNAPSHOT=0
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
+source "$ROOT/data-prep/common.sh"  # need_value, atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 while [ $# -gt 0 ]; do
   case $1 in
     --data) need_value "$@"; DATA=$2; shift 2 ;;

@@ -49,7 +49,7 @@ RES=default
 README_MD=default
 SUMMARY=1
 FP16=()
-source "$ROOT/data-prep/common.sh"  # atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
+source "$ROOT/data-prep/common.sh"  # need_value, atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) need_value "$@"; RUNS=$2; shift 2 ;;
