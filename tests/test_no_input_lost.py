@@ -153,6 +153,14 @@ def test_the_evaluators_refuse_to_write_over_the_checkpoint_or_the_data(cli, tmp
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["bin", "checkpoint_last.pt", "input0", "valid.bin"]
 
 
+@pytest.mark.parametrize("cli", ["fairseq-syntax-race-eval", "fairseq-syntax-ner-eval", "fairseq-syntax-sentence-eval"])
+def test_the_evaluators_refuse_a_batch_size_below_one(cli, tmp_path):
+    """fairseq reads --batch-size 0 (or a negative one) as no limit on sentences: refused where it enters."""
+    for n in ("0", "-3"):
+        one_line_error(run([BIN / cli, tmp_path, "--path", tmp_path / "ck.pt", "--batch-size", n], check=False),
+                       "--batch-size", "at least 1")
+
+
 def test_convert_bert_refuses_to_write_into_the_model_it_reads(tmp_path):
     model = tmp_path / "bert"
     model.mkdir()

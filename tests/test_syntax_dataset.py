@@ -188,3 +188,14 @@ def test_vectorized_collation_is_fairseqs(left_pad, append_bos, pad_to_multiple)
     assert padded["net_input"]["src_tokens"].shape[1] == 16 and padded["target"].shape[1] == (13 if pad_to_multiple == 1 else 16)
     del padded["net_input"]["src_heads"]
     assert_same_batch(padded, ds.dataset.collater(samples, pad_to_length={"source": 16, "target": 13}))
+
+
+def test_a_token_labeled_split_given_to_sentence_classification_names_its_first_sentence():
+    """CoNLL-2003's labels (one per word) under --task syntax_sentence_prediction: the error says which sentence and
+    which task and evaluator take such data, instead of a wrong target shape later."""
+    from fairseq_syntax.data.sentence_codes import ClassLabelDataset
+
+    ok = ClassLabelDataset([[5, 2], [6, 2]], offset=-4)
+    assert ok.collater([1, 0]).tolist() == [[2], [1]]
+    with pytest.raises(ValueError, match=r"label/test: sentence 2 has 3 labels .*syntax_token_labeling.*ner-eval"):
+        ClassLabelDataset([[5, 2], [5, 6, 7, 2], [5, 2]], offset=-4, name="label/test")

@@ -134,8 +134,12 @@ class ClassLabelDataset(FairseqDataset):
 
     def __init__(self, labels, offset: int, name: str = "label"):
         self.rows = PackedRows(labels, name)
-        if not (self.rows.sizes == 2).all():
-            raise ValueError(f"{name}: a row without exactly one label")
+        bad = np.flatnonzero(self.rows.sizes != 2)
+        if len(bad):
+            i = int(bad[0])
+            raise ValueError(f"{name}: sentence {i + 1} has {int(self.rows.sizes[i]) - 1} labels where a sentence "
+                             "classification split has one (token-labeled data, like data-prep/conll2003.sh's, is "
+                             "trained with --task syntax_token_labeling and scored with fairseq-syntax-ner-eval)")
         self.offset = offset
 
     def __len__(self):
