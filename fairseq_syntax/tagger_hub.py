@@ -56,6 +56,8 @@ class EntityTagger:
         if not isinstance(words, (list, tuple)) or not words or not all(isinstance(w, str) and w for w in words):
             raise ValueError("words must be a non-empty list of non-empty str")
         sentences = sentences or [list(words)]
+        if [w for sent in sentences for w in sent] != list(words):
+            raise ValueError("sentences must cut words into consecutive pieces, every word once, in order")
         labels = []
         for k, (sent, tree) in enumerate(zip(sentences, self.parser.parse(sentences))):
             labels += self._label(sent, tree.heads, f"sentence {k + 1}")

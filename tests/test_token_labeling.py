@@ -196,6 +196,10 @@ def test_the_tagger_hub_labels_raw_text_as_the_evaluation_labels_the_prepared_se
     assert all(e["text"] == " ".join(out["words"][e["start"]:e["end"]]) for e in out["entities"])
     with pytest.raises(TypeError, match="must be a str"):
         tagger.tag(["not", "a", "string"])
+    two = tagger.tag_words(rows[0]["words"] + rows[1]["words"], sentences=[rows[0]["words"], rows[1]["words"]])
+    assert two["labels"] == rows[0]["pred"] + rows[1]["pred"]
+    with pytest.raises(ValueError, match="consecutive pieces"):
+        tagger.tag_words(rows[0]["words"] + rows[1]["words"], sentences=[rows[1]["words"], rows[0]["words"]])
 
 
 @pytest.mark.slow
