@@ -60,6 +60,22 @@ lock_out() {
 }
 unlock_out() { exec 9>&-; }
 
+# lock_run DIR: this (sub)shell is the only one training into the run folder DIR; a second reproduction started on
+# the same checkpoints leaves the run to the first (returns 1, naming it) instead of writing into its checkpoints.
+# The lock lasts while this shell or any process it started (fairseq-train) lives.
+lock_run() {
+  local fd holder
+  exec {fd}>> "$1/.lock"
+  if ! flock -n "$fd"; then
+    holder=$(cat "$1/.lock" 2> /dev/null)
+    exec {fd}>&-
+    log "$1: another process (${holder:-unknown}) is training this run; left to it"
+    return 1
+  fi
+  : > "$1/.lock"
+  echo "pid $BASHPID, $(basename "$0"), started $(date '+%F %T')" >&"$fd"
+}
+
 # fingerprint PATH...: one line per input file (a folder: every file under it, hidden ones too, as the readers
 # read them), with its SHA-1, so that a changed input is seen whatever its date; symlinks are followed, to a file
 # or to a folder; a FIFO, socket or device is refused by name before anything reads it (it would hang or change

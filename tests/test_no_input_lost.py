@@ -353,3 +353,29 @@ def test_the_coreference_environment_says_at_once_what_it_needs(tmp_path):
                                    "PIP_NO_INDEX": "0"}, check=False),
                    "no package index answered here", "--coref-wheels DIR")
     assert time.time() - t0 < 120
+
+
+REPRODUCTIONS = ["examples/encoders/reproduce_sla_table.sh", "examples/encoders/reproduce_glue.sh",
+                 "examples/lambada/reproduce.sh", "examples/multi30k/reproduce.sh", "examples/race/reproduce.sh"]
+
+
+def test_a_second_reproduction_leaves_a_run_in_training_to_the_first(tmp_path):
+    """lock_run (data-prep/common.sh), taken on a run's checkpoint folder before it trains there: while one process
+    holds it a second is refused, naming the first, and writes nothing; once the first ends the run is free again.
+    Every reproduction takes it as it makes the run's folder, before anything trains there."""
+    ck, gate = tmp_path / "run", tmp_path / "gate"
+    script = f'''set -u
+source "{ROOT}/data-prep/common.sh"
+mkdir -p "{ck}"
+( lock_run "{ck}" && touch "{gate}.held" && while [ ! -f "{gate}.free" ]; do sleep 0.05; done ) & first=$!
+while [ ! -f "{gate}.held" ]; do sleep 0.05; done
+( lock_run "{ck}" ) && echo "second: took it" || echo "second: refused"
+touch "{gate}.free"; wait $first
+( lock_run "{ck}" ) && echo "third: took it" || echo "third: refused"
+'''
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.stdout.splitlines() == ["second: refused", "third: took it"], out.stdout + out.stderr
+    assert "another process (pid " in out.stderr and "is training this run; left to it" in out.stderr, out.stderr
+    for path in REPRODUCTIONS:
+        text = (ROOT / path).read_text()
+        assert text.count('mkdir -p "$ck"\n  lock_run "$ck" || return 1\n') == 1, path  # as it makes the run folder

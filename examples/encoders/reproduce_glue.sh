@@ -69,6 +69,7 @@ finetune() {  # finetune TASK ARCH SEED
   ck=$ROOT/work/checkpoints/glue/$name
   echo "[glue] $name: $n updates" >&2
   mkdir -p "$ck"
+  lock_run "$ck" || return 1
   fairseq-train "$DATA_ROOT/$task/bin" --user-dir "$U" --task syntax_sentence_prediction --arch "$arch" \
     --restore-file "$ROOT/work/minilm/model.pt" --reset-optimizer --reset-dataloader --reset-meters \
     --init-token 0 --num-classes 2 --max-positions 512 --criterion sentence_prediction --report-mcc \

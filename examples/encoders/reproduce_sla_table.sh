@@ -203,6 +203,7 @@ finetune() {  # finetune TASK SYSTEM SEED
   [ -f "$RES/$name.eval.json" ] && { sla_gates "$@"; log "[table] skip $name (done)"; return 0; }
   ck=$CKPTS/$name data=$(data_of "$task") every=$((n / VALIDATIONS))
   mkdir -p "$ck"
+  lock_run "$ck" || return 1
   mapfile -t start < <(fine_tune_start "$ck" "$PRETRAINED")
   [ "${#start[@]}" -gt 2 ] && log "[table] $name: $n updates of 32, validation every $every"
   # shellcheck disable=SC2046

@@ -148,6 +148,7 @@ train_eval() {  # train_eval RUN SEED
   finished "$name" && { echo "[lambada] skip $name (done)" >&2; return 0; }
   ck=$CKPTS/$name
   mkdir -p "$ck"
+  lock_run "$ck" || return 1
   if [ "$CONVERGE" = 1 ]; then
     while true; do
       next=$(stopping_rule "$ck.train.log")

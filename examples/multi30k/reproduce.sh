@@ -206,6 +206,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
     return 0
   fi
   mkdir -p "$ck"
+  lock_run "$ck" || return 1
   # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
   # uninterrupted one would (fairseq's own --patience restarts its count on resume); and a process that goes on
   # into the next epoch trains it differently from one resumed there (fairseq keeps the batches it made in a

@@ -157,6 +157,7 @@ finetune() {  # finetune SYSTEM SEED
   ck=$CKPTS/$name
   [[ $ck = /* ]] || ck=$ROOT/$ck
   mkdir -p "$ck"
+  lock_run "$ck" || return 1
   mapfile -t start < <(fine_tune_start "$ck" "$PRETRAINED")
   log "[race] $name: $UPDATES updates of $BSZ on $TRAIN_SUBSET ($RECIPE recipe, $MAXPOS positions, lr $LR)"
   # shellcheck disable=SC2046
