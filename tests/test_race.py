@@ -301,7 +301,7 @@ def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_
     assert (ROOT / "examples/race/README.md").read_bytes() == readme
 
 
-def test_race_summary_tests_each_system_against_the_baseline_and_each_control_against_sgnet(tmp_path):
+def test_race_summary_tests_each_system_against_the_baseline_and_each_control_against_sgnet(tmp_path, capsys):
     """Hand-made predictions on 20 RACE-M questions: the baseline right on 0–7, SG-Net on 0–5 and 8–11 (4 only
     SG-Net, 2 only the baseline: McNemar p = 2·(1 + 6 + 15)/64), the no-mask control on 0–3 (0 against SG-Net's 6:
     p = 2/64). The table reads the controls against SG-Net, and chance's binomial p decides the verdict."""
@@ -344,5 +344,8 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
     pred = tmp_path / "sgnet_seed1.pred.jsonl.gz"
     rows = gzip.decompress(pred.read_bytes()).decode().splitlines()
     pred.write_bytes(gzip.compress(("\n".join(rows + rows[3:4]) + "\n").encode()))
-    with pytest.raises(ValueError, match=rf"{pred}: line 21: the key \('middle3.txt', 0\) occurs twice"):
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
         summarize(["--results", str(tmp_path)])
+    assert stop.value.code == 1
+    assert f"error: {pred}: line 21: the key ('middle3.txt', 0) occurs twice" in capsys.readouterr().err

@@ -13,7 +13,6 @@ the README's ``sla-table-summary`` block.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 import sys
@@ -24,6 +23,7 @@ import numpy as np
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, matthews, mcnemar_exact,
                                                     paired_bootstrap, seed_test, significant)
 from fairseq_syntax.studies.training_log import training_setup
@@ -44,11 +44,6 @@ def references(system: str) -> list[str]:
 # the paper's Table 1, BERT-base (cased for NER), mean of 5 runs: CoLA MCC, SST-2 accuracy, CoNLL-2003 P / R / F1
 PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3, 92.9, 92.1)),
          "sla": (60.0, 93.3, (91.5, 92.9, 92.2)), "sgnet": (59.2, 93.1, (90.9, 92.6, 91.7))}
-
-
-def read_rows(path: Path) -> list[dict]:
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh]
 
 
 def curve(log: Path, metric: str) -> list[tuple[int, float]]:
@@ -85,7 +80,7 @@ def paired(task: str, a: list[dict], b: list[dict], n_boot: int) -> dict:
 def summarize(results: Path, n_boot: int) -> dict:
     runs: dict = {}
     for ev in sorted(results.glob("*.eval.json")):
-        e = json.loads(ev.read_text())
+        e = read_json(ev)
         name = ev.name[:-len(".eval.json")]
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
@@ -95,10 +90,10 @@ def summarize(results: Path, n_boot: int) -> dict:
             **({"precision": round(e["precision"], 2), "recall": round(e["recall"], 2)} if e["metric"] == "f1" else {}),
             "best_update": e.get("best_update"), "max_update": e["max_update"], "device": e.get("device", "cpu"),
             "trained": setup, "curve": curve(log, e["metric"]) if log.exists() else [],
-            "_rows": read_rows(Path(f"{stem}.pred.jsonl.gz"))}
+            "_rows": read_jsonl(Path(f"{stem}.pred.jsonl.gz"))}
         gates = Path(f"{stem}.gates.json")
         if gates.exists():
-            runs[e["task"]][e["system"]][e["seed"]]["gates"] = json.loads(gates.read_text())
+            runs[e["task"]][e["system"]][e["seed"]]["gates"] = read_json(gates)
     table = {}
     for task, systems in runs.items():
         for system, seeds in systems.items():

@@ -23,7 +23,6 @@ into that file's ``lambada-summary`` block (fairseq_syntax/studies/readme_block.
 from __future__ import annotations
 
 import argparse
-import gzip
 import itertools
 import json
 import re
@@ -33,6 +32,7 @@ from pathlib import Path
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 
@@ -212,19 +212,18 @@ def main(argv=None) -> int:
     p.add_argument("--readme", default=None, help="also write the table into this file's lambada-summary block")
     a = p.parse_args(argv)
     res = Path(a.results)
-    runs = {f.name[: -len(".eval.json")]: json.loads(f.read_text()) for f in sorted(res.glob("*.eval.json"))}
+    try:
+        runs = {f.name[: -len(".eval.json")]: read_json(f) for f in sorted(res.glob("*.eval.json"))}
+        preds = {name: [r["correct"] for r in read_jsonl(res / f"{name}.pred.jsonl.gz")] for name in runs
+                 if (res / f"{name}.pred.jsonl.gz").exists()}
+    except ValueError as e:
+        p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
     if not runs:
         raise SystemExit(f"no *.eval.json in {res}: run examples/lambada/reproduce.sh first")
     print("| run | " + " | ".join(ROWS) + " |")
     print("|---" * (len(ROWS) + 1) + "|")
     for name, r in runs.items():
         print(f"| {name} | " + " | ".join(f"{r[k]['accuracy']:.2f} (n={r[k]['n']})" for k in ROWS) + " |")
-    preds = {}
-    for name in runs:
-        f = res / f"{name}.pred.jsonl.gz"
-        if f.exists():
-            with gzip.open(f, "rt", encoding="utf-8") as fh:
-                preds[name] = [json.loads(line)["correct"] for line in fh]
     tests = []
     for x, y in itertools.combinations(sorted(preds), 2):
         if len(preds[x]) != len(preds[y]):

@@ -20,7 +20,6 @@ different precisions are refused rather than averaged. The α a learned-α run s
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import statistics
@@ -30,6 +29,7 @@ from pathlib import Path
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.result_files import read_json, read_lines
 from fairseq_syntax.studies.seed_statistics import format_seed_test, seed_test
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 
@@ -51,12 +51,6 @@ def references(system: str) -> list[str]:
     return [] if system == BASELINE else [BASELINE] if system == SGNET else [BASELINE, SGNET]
 
 
-def read_lines(path: Path) -> list[str]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        return [line.rstrip("\n") for line in fh]
-
-
 def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot: int, min_delta: float = 0.0) -> dict:
     from sacrebleu.metrics import BLEU, CHRF
     from sacrebleu.significance import PairedTest
@@ -71,10 +65,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
                                                    "scores": {}}
         alpha = results / "learned_alpha" / f"{system}_seed{seed}.json"  # written by fairseq_syntax/studies/learned_alpha.py
         if conv["stopped"] and alpha.exists():
-            try:
-                run["learned_alpha"] = json.loads(alpha.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{alpha}: not JSON ({e})") from None
+            run["learned_alpha"] = read_json(alpha)
     trained = one_setup({f"{s} seed {k}": r["training"] for s, seeds in runs.items() for k, r in seeds.items()
                          if r["convergence"]["stopped"]}, str(results / "logs"))
     refs = {split: read_lines(data / "raw" / f"{split}.de") for split, _, _ in tests}

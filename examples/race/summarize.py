@@ -12,7 +12,6 @@ reading, here on RACE); with ``--readme`` the table also goes into that file's `
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import statistics
@@ -20,6 +19,7 @@ from pathlib import Path
 
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
 ORDER = ["baseline", "sgnet", "sgnet_alone", "sgnet_nomask", "sgnet_random_trees", "sgnet_2layers",
@@ -47,10 +47,9 @@ def load_runs(results: Path, tag: str) -> dict:
         m = re.fullmatch(rf"{re.escape(tag + '_') if tag else ''}(\w+?)_seed(\d+)\.eval\.json", path.name)
         if not m or (not tag and m.group(1) not in ORDER):
             continue
-        r = json.loads(path.read_text())
+        r = read_json(path)
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
-        with gzip.open(pred, "rt", encoding="utf-8") as fh:
-            r["predictions"] = keyed(map(json.loads, fh), lambda x: (x["id"], x["question"]), str(pred))
+        r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
         runs.setdefault(m.group(1), {})[int(m.group(2))] = r
     return runs
 
@@ -184,11 +183,14 @@ def main(argv=None) -> int:
     p.add_argument("--figure", default=None, help="accuracy by question length, baseline against SG-Net (PNG)")
     a = p.parse_args(argv)
     results = Path(a.results)
-    runs = load_runs(results, a.tag)
-    if not runs:
-        print(f"examples/race/summarize.py: no runs in {results}")
-        return 1
-    summary = summarize(runs)
+    try:  # a damaged or mismatched results file: its message names it
+        runs = load_runs(results, a.tag)
+        if not runs:
+            print(f"examples/race/summarize.py: no runs in {results}")
+            return 1
+        summary = summarize(runs)
+    except ValueError as e:
+        p.exit(1, f"examples/race/summarize.py: error: {e}\n")
     name = f"{a.tag}_summary" if a.tag else "summary"
     with atomic_path(str(results / f"{name}.json")) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         json.dump(summary, fh, indent=1, ensure_ascii=False)

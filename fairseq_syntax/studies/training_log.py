@@ -5,9 +5,10 @@ and a run resumed in another precision is an error rather than a number.
 """
 from __future__ import annotations
 
-import gzip
 import os
 import re
+
+from fairseq_syntax.studies.result_files import text_stream
 
 GPU_RE = re.compile(r"capabilities = .*; name = (.+?)\s*$")  # fairseq's CUDA environment, rank 0 first
 WORLD_RE = re.compile(r"training on (\d+) devices")
@@ -19,8 +20,9 @@ def is_start(line: str) -> bool:
 
 
 def open_log(path: str):
-    """fairseq's log as written, or gzipped after the run (results/ keeps them compressed)."""
-    return gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
+    """fairseq's log as written, or gzipped after the run (results/ keeps them compressed; a damaged archive is a
+    ValueError naming it, result_files.read_text)."""
+    return text_stream(path) if path.endswith(".gz") else open(path, encoding="utf-8")
 
 
 def precision(common: dict[str, str]) -> str:

@@ -1,0 +1,63 @@
+"""The files a study keeps in results/, read back by the summaries: a damaged one (a half-copied archive, a
+hand-edited JSON, bytes that are not UTF-8) is named with its line, and the summary writes nothing."""
+import gzip
+import json
+import shutil
+
+import pytest
+
+from fairseq_syntax.studies.early_stopping import validations
+from fairseq_syntax.studies.result_files import read_json, read_jsonl, read_lines
+
+from .conftest import ROOT, study_script
+
+
+def test_good_files_read_as_written_gzipped_or_not(tmp_path):
+    rows = [{"sentence": 0, "gold": "1"}, {"sentence": 1, "gold": "0"}]
+    text = "".join(json.dumps(r) + "\n" for r in rows) + "\n"  # a blank last line is skipped
+    (tmp_path / "p.jsonl").write_text(text)
+    (tmp_path / "p.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    assert read_jsonl(tmp_path / "p.jsonl") == read_jsonl(tmp_path / "p.jsonl.gz") == rows
+    (tmp_path / "h.de.gz").write_bytes(gzip.compress("ein Hund\r\nzwei Katzen\n".encode()))
+    assert read_lines(tmp_path / "h.de.gz") == ["ein Hund", "zwei Katzen"]  # as a text-mode file reads them
+    (tmp_path / "e.json").write_text('{"f1": 86.35}')
+    assert read_json(tmp_path / "e.json") == {"f1": 86.35}
+
+
+def test_damaged_files_are_named_with_their_line(tmp_path):
+    whole = gzip.compress(b"".join(b'{"sentence": %d}\n' % i for i in range(2000)))
+    (tmp_path / "cut.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(ValueError, match=r"cut.jsonl.gz: a damaged gzip archive"):
+        read_jsonl(tmp_path / "cut.jsonl.gz")
+    (tmp_path / "plain.gz").write_bytes(b'{"not": "gzipped"}\n')
+    with pytest.raises(ValueError, match=r"plain.gz: a damaged gzip archive"):
+        read_jsonl(tmp_path / "plain.gz")
+    (tmp_path / "bad.jsonl").write_text('{"a": 1}\n{"a": 2,\n')
+    with pytest.raises(ValueError, match=r"bad.jsonl: line 2: not valid JSON"):
+        read_jsonl(tmp_path / "bad.jsonl")
+    (tmp_path / "bad.json").write_text('{\n "a": 1,\n}\n')
+    with pytest.raises(ValueError, match=r"bad.json: line 3: not valid JSON"):
+        read_json(tmp_path / "bad.json")
+    (tmp_path / "latin.de").write_bytes("gut\nGrüße\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin.de: line 2: not UTF-8"):
+        read_lines(tmp_path / "latin.de")
+
+
+def test_a_cut_training_log_is_named_by_the_log_readers(tmp_path):
+    log = (ROOT / "results/encoders_table1/CoLA_baseline_seed1.train.log.gz").read_bytes()
+    assert validations(str(ROOT / "results/encoders_table1/CoLA_baseline_seed1.train.log.gz"), "mcc", by="update")
+    (tmp_path / "r.train.log.gz").write_bytes(log[: len(log) - 100])
+    with pytest.raises(ValueError, match=r"r.train.log.gz: a damaged gzip archive"):
+        validations(str(tmp_path / "r.train.log.gz"), "mcc", by="update")
+
+
+def test_the_table_summary_stops_at_a_cut_archive_and_writes_nothing(tmp_path, capsys):
+    res = tmp_path / "res"
+    shutil.copytree(ROOT / "results/encoders_table1", res,
+                    ignore=shutil.ignore_patterns("summary.*", "*.png"))
+    cut = res / "CoLA_sla_seed1.pred.jsonl.gz"
+    cut.write_bytes(cut.read_bytes()[:3000])
+    with pytest.raises(SystemExit) as stop:
+        study_script("examples/encoders/summarize_sla_table.py").main(["--results", str(res)])
+    assert stop.value.code == 1 and f"{cut}: a damaged gzip archive" in capsys.readouterr().err
+    assert not list(res.glob("summary.*")) and not list(res.glob("*.png"))
