@@ -145,10 +145,15 @@ def gate_values(checkpoint, data):
 
 def test_status_reads_a_running_runs_last_update(tmp_path):
     """--status: a finished run by its score, a running one by the last update its log shows (a train_inner
-    line, num_updates=N) and its best dev score so far, the others not started; nothing is prepared or trained."""
+    line, num_updates=N), its best dev score so far and the time it has left at the pace its process logs, the others
+    not started; nothing is prepared or trained."""
     ck = tmp_path / "ck/CoNLL-2003_wla_seed1"
     ck.mkdir(parents=True)
-    (ck / "train.log").write_text("2026-12-01 | INFO | train_inner | epoch 001:    50 / 439 loss=1.5, num_updates=50, lr=1e-05\n")
+    inner = "| INFO | train_inner | epoch 001:    {0} / 439 loss=1.5, num_updates={0}, lr=1e-05\n"
+    (ck / "train.log").write_text(  # stopped at update 50, resumed two hours later: only the new process's pace counts
+        "2026-12-01 09:00:00 " + inner.format(50) + "2026-12-01 11:00:00 | INFO | fairseq_cli.train | "
+        "{'_name': None, 'common': {'_name': None, 'fp16': False}}\n"
+        "2026-12-01 11:01:00 " + inner.format(50) + "2026-12-01 11:02:40 " + inner.format(100))
     ck = tmp_path / "ck/CoNLL-2003_sla_seed1"
     ck.mkdir(parents=True)
     (ck / "train.log").write_text("".join(
@@ -164,7 +169,7 @@ def test_status_reads_a_running_runs_last_update(tmp_path):
                "--status"])
     assert out.stdout.splitlines() == [
         "CoNLL-2003 baseline seed 1: finished: f1 88.12 on test, best at update 1980",
-        "CoNLL-2003 wla seed 1: training: update 50 of 2200",
+        "CoNLL-2003 wla seed 1: training: update 100 of 2200; about 70 min left at its pace of the last 50 updates",
         "CoNLL-2003 sla seed 1: training: update 700 of 2200, best dev f1 so far 85.05 at update 660",
         "CoNLL-2003 sgnet seed 1: not started"]
 

@@ -28,7 +28,8 @@
 # best checkpoint; the SLA paper's Figure 2). Then examples/encoders/summarize_sla_table.py writes summary.json,
 # summary.md, the figures and the sla-table block of examples/encoders/README.md (--readme FILE for another file;
 # with --out, only if --readme is given).
-# --status says where each run stands; --summary-only summarizes the finished runs and trains nothing (it does
+# --status says where each run stands (a run in training: its best dev score so far and about how long it has
+# left at its pace); --summary-only summarizes the finished runs and trains nothing (it does
 # compute the gates of a finished run that lacks them, from --checkpoints).
 # Data: --data-root/conll2003 and --data-root/glue/{CoLA,SST-2}; a finished preparation there is used as it was
 # made (with the random trees on CoNLL-2003), else data-prep prepares the full corpus from ../shared/data.
@@ -146,13 +147,18 @@ e = json.load(open(sys.argv[1])); m = e["metric"]
 print("%s %.2f on %s, best at update %s" % (m, e[m], e["split"], e["best_update"]))' "$RES/$name.eval.json")"
     elif [ -f "$log" ]; then  # the last update logged (train_inner: num_updates=N, valid: num_updates N)
       state="training: update $({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')"
-      state+=" of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" <<'EOF'
-import sys
+      state+=" of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" "${UPDATES[$task]}" <<'EOF'
+import re, sys
 from fairseq_syntax.studies.early_stopping import fairseq_best, validations
-vals = validations(sys.argv[1], sys.argv[2], by="update")
+from fairseq_syntax.studies.training_log import pace
+log, metric, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
+vals = validations(log, metric, by="update")
 if vals:
     best = fairseq_best(vals)
-    print(f", best dev {sys.argv[2]} so far {vals[best][0]} at update {best}", end="")
+    print(f", best dev {metric} so far {vals[best][0]} at update {best}", end="")
+done = [int(u) for u in re.findall(r"num_updates[ =](\d+)", open(log, errors="replace").read())]
+if (p := pace(log)) and done and done[-1] < total:
+    print(f"; about {round((total - done[-1]) * p[0] / 60)} min left at its pace of the last {p[1]} updates", end="")
 EOF
 )"
     else state="not started"; fi

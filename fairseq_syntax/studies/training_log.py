@@ -77,3 +77,28 @@ def one_setup(setups: dict[str, dict | None], where: str) -> str | None:
         return None
     devices = sorted({s["device"] for s in known.values()})
     return f"{next(iter(by_precision))} on {' and '.join(devices)}"
+
+
+STAMP_RE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| INFO \| train_inner \|.*\bnum_updates=(\d+)")
+
+
+def pace(log: str, span: int = 500) -> tuple[float, int] | None:
+    """(seconds an update, over how many updates) from the timestamps of the last ``span`` or so updates that the
+    latest fairseq-train process logged, validations and checkpoints between them included: what --status needs to
+    say how long a run has left. None before a process has logged two training lines."""
+    import datetime
+
+    points: list[tuple[datetime.datetime, int]] = []
+    with open_log(log) as fh:
+        for line in fh:
+            if is_start(line):
+                points = []  # a resume: the time between processes is not training
+            elif m := STAMP_RE.match(line):
+                points.append((datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S"), int(m.group(2))))
+    if len(points) < 2:
+        return None
+    last_t, last_u = points[-1]
+    first_t, first_u = next(((t, u) for t, u in points[:-1] if last_u - u <= span), points[-2])
+    if last_u <= first_u:
+        return None
+    return (last_t - first_t).total_seconds() / (last_u - first_u), last_u - first_u
