@@ -61,3 +61,12 @@ def test_the_table_summary_stops_at_a_cut_archive_and_writes_nothing(tmp_path, c
         study_script("examples/encoders/summarize_sla_table.py").main(["--results", str(res)])
     assert stop.value.code == 1 and f"{cut}: a damaged gzip archive" in capsys.readouterr().err
     assert not list(res.glob("summary.*")) and not list(res.glob("*.png"))
+
+
+def test_the_table_summary_needs_a_folder_with_finished_runs(tmp_path, capsys):
+    main = study_script("examples/encoders/summarize_sla_table.py").main
+    for folder, says in ((tmp_path / "none", "no such folder"), (tmp_path, "no finished run (*.eval.json)")):
+        with pytest.raises(SystemExit) as stop:
+            main(["--results", str(folder)])
+        assert stop.value.code == 1 and f"{folder}: {says}" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -301,6 +301,11 @@ def main(argv=None) -> int:
     p.add_argument("--planned", type=int, default=None, help="how many runs the reproduction plans")
     p.add_argument("--bootstrap", type=int, default=1000)
     a = p.parse_args(argv)
+    if not a.results.is_dir():
+        p.exit(1, f"summarize_sla_table.py: error: {a.results}: no such folder\n")
+    if not any(a.results.glob("*.eval.json")):
+        p.exit(1, f"summarize_sla_table.py: error: {a.results}: no finished run (*.eval.json) to summarize; "
+                  "run examples/encoders/reproduce_sla_table.sh first\n")
     try:
         summary = summarize(a.results, a.bootstrap)
     except (ValueError, FileNotFoundError) as e:
