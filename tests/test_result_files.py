@@ -70,3 +70,14 @@ def test_the_table_summary_needs_a_folder_with_finished_runs(tmp_path, capsys):
             main(["--results", str(folder)])
         assert stop.value.code == 1 and f"{folder}: {says}" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_multi30k_summary_names_a_missing_folder(tmp_path, capsys):
+    main = study_script("examples/multi30k/summarize.py").main
+    (tmp_path / "data/bin").mkdir(parents=True)
+    for args, says in (([tmp_path / "none", tmp_path / "data"], f"{tmp_path / 'none'}: no such folder of results"),
+                       ([tmp_path, tmp_path / "nodata"], f"{tmp_path / 'nodata' / 'bin'}: no such folder of prepared")):
+        with pytest.raises(SystemExit) as stop:
+            main(["--results", str(args[0]), "--data", str(args[1])])
+        assert stop.value.code == 1 and says in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]

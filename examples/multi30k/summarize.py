@@ -272,6 +272,9 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if not (args.data and args.results):
         p.error("give --data and --results")
+    for folder, what in ((args.results, "results"), (args.data / "bin", "prepared data (data-prep/multi30k.sh)")):
+        if not folder.is_dir():
+            p.exit(1, f"examples/multi30k/summarize.py: error: {folder}: no such folder of {what}\n")
     try:
         summary = summarize(args.data, args.results, args.patience, args.max_update, args.bootstrap, args.min_delta)
     except ValueError as e:  # a log or hypothesis file that does not fit: its message names it
