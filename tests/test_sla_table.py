@@ -39,7 +39,9 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
         # a control is also tested against the system it controls: SG-Net's layer without a mask against SG-Net
         write_run(res, "SST-2", "sgnet", seed, gold, sla, "accuracy", 60.0)
         write_run(res, "SST-2", "sgnet_nomask", seed, gold, base, "accuracy", 50.0)
-    assert summarize.main(["--results", str(res), "--planned", "12", "--bootstrap", "200"]) == 0
+    planned = [f"{task}_{system}_seed{seed}" for seed in (1, 2, 3) for task, system in (
+        ("SST-2", "sla"), ("SST-2", "baseline"), ("CoLA", "sla"), ("CoLA", "baseline"), ("SST-2", "sgnet"))]
+    assert summarize.main(["--results", str(res), "--planned", *planned, "--bootstrap", "200"]) == 0
     s = json.loads((res / "summary.json").read_text())
     t = s["table"]["SST-2"]["sla"]["vs_baseline"]
     assert t["per_seed"]["1"] == {"test": "mcnemar", "only_this": 20, "only_that": 10, "p": 0.0987}
@@ -49,7 +51,8 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
     assert c["diff"] == pytest.approx(summarize.matthews([int(g) for g in gold], [int(p) for p in sla])
                                       - summarize.matthews([int(g) for g in gold], [int(p) for p in base]), abs=0.01)
     md = (res / "summary.md").read_text()
-    assert "Finished: 12 of the 12 planned runs." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
+    # seed 3 is planned, not finished; SG-Net's layer without a mask is finished, not planned
+    assert "Finished: 10 of the 15 planned runs. The folder also holds 2 finished runs outside this plan." in md and "| + SLA (tree distance ≤ 3) | 20.00 ± 0.00 (2) |" in md
     # each seed's own score, with its paired test against the baseline of that seed
     assert "| + SLA (tree distance ≤ 3) | s1 20.00 (" in md and "s1 61.00 (20/10, p = 0.099); s2 62.00 (20/10, p = " in md
     assert "| BERT-style baseline (roberta_baseline_small) | s1 1.00; s2 1.00 | s1 49.00; s2 48.00 | – |" in md

@@ -135,7 +135,9 @@ summarize() {
   local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
   for r in "${runs[@]}"; do sla_gates $r; done  # runs finished by an older copy of this script
   mkdir -p "$RES"
-  python examples/encoders/summarize_sla_table.py --results "$RES" --planned "${#runs[@]}" "${readme[@]}"
+  local planned=() task system seed
+  for r in "${runs[@]}"; do read -r task system seed <<< "$r"; planned+=("${task}_${system}_seed$seed"); done
+  python examples/encoders/summarize_sla_table.py --results "$RES" --planned "${planned[@]}" "${readme[@]}"
 }
 if [ "$MODE" = summary ]; then summarize; exit 0; fi
 if [ "$MODE" = status ]; then

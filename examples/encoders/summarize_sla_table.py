@@ -162,9 +162,10 @@ def per_seed(row: dict | None, refs: list[str]) -> str:
     return "; ".join(parts)
 
 
-def markdown(summary: dict, planned: int | None) -> str:
+def markdown(summary: dict, planned: list[str] | None) -> str:
     t = summary["table"]
-    done = sum(len(r["scores"]) for sy in t.values() for r in sy.values())
+    done = {f"{task}_{system}_seed{seed}" for task, sy in t.items() for system, r in sy.items()
+            for seed in r["seeds"]}
     out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the paper's "
            "BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run and at each epoch's "
            "end); CoLA MCC and SST-2 accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
@@ -237,7 +238,9 @@ def markdown(summary: dict, planned: int | None) -> str:
                        f"{c[-1][0]}. Over the last fifth of the run (from update {u0}) the best rose by "
                        f"{best - max(v for u, v in c if u <= u0):+.2f}.")
     if planned:
-        out += ["", f"Finished: {done} of the {planned} planned runs."]
+        others = len(done - set(planned))
+        out += ["", f"Finished: {len(done & set(planned))} of the {len(set(planned))} planned runs."
+                + (f" The folder also holds {others} finished runs outside this plan." if others else "")]
     return "\n".join(out) + "\n"
 
 
@@ -298,7 +301,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--results", type=Path, default=Path(__file__).resolve().parents[2] / "results/encoders_table1")
     p.add_argument("--readme", type=Path, default=None, help="also write the table into this file's sla-table-summary block")
-    p.add_argument("--planned", type=int, default=None, help="how many runs the reproduction plans")
+    p.add_argument("--planned", nargs="+", default=None, metavar="TASK_SYSTEM_seedN",
+                   help="the runs the reproduction plans (CoLA_sla_seed1 ...): the summary says how many are finished")
     p.add_argument("--bootstrap", type=int, default=1000)
     a = p.parse_args(argv)
     if not a.results.is_dir():
