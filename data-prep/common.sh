@@ -435,16 +435,29 @@ require_gpu() {
 }
 
 # A pool of background jobs, at most N at a time (a study's --jobs): `pool_start N CMD...` starts CMD once fewer
-# than N run, after waiting for whichever job ends first, not the oldest, so that a long run never keeps a finished
-# one's slot idle; `pool_wait` waits for the rest. POOL_FAILED is 1 once any job has returned non-zero.
-POOL_RUNNING=0 POOL_FAILED=0
+# than N run, as soon as whichever job ends first, not the oldest, so that a long run never keeps a finished one's
+# slot idle; `pool_wait` waits for the rest. POOL_FAILED is 1 once any job has returned non-zero. The pool polls its
+# jobs' pids (every 0.2 s) rather than trusting `wait -n`, which misses a job that ended before it was called (a
+# skipped run ends at once) and would then hold the slot until another job ends, an hour-long run perhaps.
+POOL_RUNNING=0 POOL_FAILED=0 POOL_PIDS=()
+pool_reap() {  # the ended jobs leave the pool, their status counted (bash keeps a background job's status for wait)
+  local pid alive=() running
+  running=" $(jobs -pr | tr '\n' ' ') "  # bash's own table of running jobs: no pid reused by another process
+  for pid in "${POOL_PIDS[@]}"; do
+    if [[ $running = *" $pid "* ]]; then alive+=("$pid"); else wait "$pid" || POOL_FAILED=1; fi
+  done
+  POOL_PIDS=("${alive[@]}")
+  POOL_RUNNING=${#POOL_PIDS[@]}
+}
 pool_start() {
   local n=$1; shift
-  while [ "$POOL_RUNNING" -ge "$n" ]; do wait -n || POOL_FAILED=1; POOL_RUNNING=$((POOL_RUNNING - 1)); done
+  pool_reap
+  while [ "$POOL_RUNNING" -ge "$n" ]; do sleep 0.2; pool_reap; done
   "$@" &
-  POOL_RUNNING=$((POOL_RUNNING + 1))
+  POOL_PIDS+=("$!")
+  POOL_RUNNING=${#POOL_PIDS[@]}
 }
-pool_wait() { while [ "$POOL_RUNNING" -gt 0 ]; do wait -n || POOL_FAILED=1; POOL_RUNNING=$((POOL_RUNNING - 1)); done; }
+pool_wait() { pool_reap; while [ "$POOL_RUNNING" -gt 0 ]; do sleep 0.2; pool_reap; done; }
 
 # threads_per_job JOBS: the CPU threads each of JOBS side-by-side trainings gets, so that the cores are split
 # among them and none is left idle when fewer jobs than cores run (one run alone on 2 cores: 2 threads)

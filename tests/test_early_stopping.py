@@ -296,8 +296,9 @@ def test_side_by_side_runs_split_the_cores_among_them():
 
 def test_side_by_side_runs_fill_the_slot_of_whichever_run_ends_first(tmp_path):
     """pool_start (the studies' --jobs): with 2 slots, a long run waiting on the third run must not block it; the
-    third starts when the short second one ends, not when the oldest does (which would wait 10 s and say timeout).
-    A failed run is counted, and nothing is left running."""
+    third starts when the short second one ends, not when the oldest does (which would wait 10 s and say timeout),
+    also when the short one ended before the third was asked for. A failed run is counted, and nothing is left
+    running."""
     script = f"""source "{ROOT}/data-prep/common.sh"
     d=$1
     mapfile -t x < <(echo a)  # a process substitution before the pool, as the studies have
@@ -306,6 +307,7 @@ def test_side_by_side_runs_fill_the_slot_of_whichever_run_ends_first(tmp_path):
     short() {{ echo "short$1" >> "$d/order"; [ "$1" != 2 ] || touch "$d/go"; return "$2"; }}
     pool_start 2 long
     pool_start 2 short 1 0
+    sleep 0.5  # short 1 has ended before the pool is asked for the next slot (`wait -n` alone would miss it)
     pool_start 2 short 2 3
     pool_wait
     echo "$POOL_FAILED $POOL_RUNNING"
