@@ -148,19 +148,19 @@ if [ "$MODE" = status ]; then
 e = json.load(open(sys.argv[1])); m = e["metric"]
 print("%s %.2f on %s, best at update %s" % (m, e[m], e["split"], e["best_update"]))' "$RES/$name.eval.json")"
     elif [ -f "$log" ]; then  # the last update logged (train_inner: num_updates=N, valid: num_updates N)
-      state="training: update $({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')"
-      state+=" of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" "${UPDATES[$task]}" <<'EOF'
-import re, sys
+      last=$({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')
+      state="training: update $last of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" "${UPDATES[$task]}" \
+        "$last" <<'EOF'
+import sys
 from fairseq_syntax.studies.early_stopping import fairseq_best, validations
 from fairseq_syntax.studies.training_log import pace
-log, metric, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
+log, metric, total, done = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 vals = validations(log, metric, by="update")
 if vals:
     best = fairseq_best(vals)
     print(f", best dev {metric} so far {vals[best][0]} at update {best}", end="")
-done = [int(u) for u in re.findall(r"num_updates[ =](\d+)", open(log, errors="replace").read())]
-if (p := pace(log)) and done and done[-1] < total:
-    print(f"; about {round((total - done[-1]) * p[0] / 60)} min left at its pace of the last {p[1]} updates", end="")
+if (p := pace(log)) and done < total:
+    print(f"; about {round((total - done) * p[0] / 60)} min left at its pace of the last {p[1]} updates", end="")
 EOF
 )"
     else state="not started"; fi

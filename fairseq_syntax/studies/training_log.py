@@ -5,6 +5,7 @@ and a run resumed in another precision is an error rather than a number.
 """
 from __future__ import annotations
 
+import datetime
 import os
 import re
 
@@ -86,8 +87,6 @@ def pace(log: str, span: int = 500) -> tuple[float, int] | None:
     """(seconds an update, over how many updates) from the timestamps of the last ``span`` or so updates that the
     latest fairseq-train process logged, validations and checkpoints between them included: what --status needs to
     say how long a run has left. None before a process has logged two training lines."""
-    import datetime
-
     points: list[tuple[datetime.datetime, int]] = []
     with open_log(log) as fh:
         for line in fh:
