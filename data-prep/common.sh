@@ -42,12 +42,25 @@ quick_slice() {
   done
 }
 
+# try_lock FD FILE: take the lock on FD without waiting; returns 1 only when another process holds it. flock
+# missing or failing is an error of its own: read as "held", a reproduction would leave every run to a holder
+# that does not exist and train nothing
+try_lock() {
+  local rc=0
+  flock -n "$1" || rc=$?
+  case $rc in
+    0|1) return "$rc" ;;
+    127) die "flock (util-linux) is not on PATH; it keeps two runs from writing into one folder ($2): install util-linux" ;;
+    *) die "flock failed (exit $rc) on $2" ;;
+  esac
+}
+
 # lock_out [wait]: this run is the only one writing into $OUT; a second one stops naming the first (or, with
 # 'wait', waits for it: the job-array tasks of wmt14.sh --shard)
 lock_out() {
   mkdir -p "$OUT"
   exec 9>> "$OUT/.lock"
-  if ! flock -n 9; then
+  if ! try_lock 9 "$OUT/.lock"; then
     local holder; holder=$(cat "$OUT/.lock" 2> /dev/null)
     [ "${1:-}" = wait ] || die "$OUT: another preparation (${holder:-a running process}) is writing there; wait for it to finish or give another --out"
     log "$OUT: waiting for ${holder:-another preparation} to finish its stages"
@@ -66,7 +79,7 @@ unlock_out() { exec 9>&-; }
 lock_run() {
   local fd holder
   exec {fd}>> "$1/.lock"
-  if ! flock -n "$fd"; then
+  if ! try_lock "$fd" "$1/.lock"; then
     holder=$(cat "$1/.lock" 2> /dev/null)
     exec {fd}>&-
     log "$1: another process (${holder:-unknown}) is training this run; left to it"

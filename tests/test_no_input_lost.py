@@ -379,3 +379,12 @@ touch "{gate}.free"; wait $first
     for path in REPRODUCTIONS:
         text = (ROOT / path).read_text()
         assert text.count('mkdir -p "$ck"\n  lock_run "$ck" || return 1\n') == 1, path  # as it makes the run folder
+    # without flock the run is not "held by another process" (that would leave every run untrained): an error
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for tool in ("date", "basename", "cat", "mkdir"):
+        (tools / tool).symlink_to(shutil.which(tool))
+    out = subprocess.run([shutil.which("bash"), "-c", f'source "{ROOT}/data-prep/common.sh"; lock_run "{ck}"; echo took'],
+                         capture_output=True, text=True, timeout=60, env={"PATH": str(tools)})
+    assert out.returncode == 1 and not out.stdout and "flock (util-linux) is not on PATH" in out.stderr, out.stderr
+    assert "another process" not in out.stderr

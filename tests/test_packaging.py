@@ -67,7 +67,7 @@ def without_install(tmp_path):
     (tools / "python3").write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
     (tools / "python3").chmod(0o755)
     for tool in ("bash", "dirname", "wc", "gzip", "sed", "grep", "cat", "mkdir", "mv", "rm", "nproc", "cut", "tr",
-                 "date", "tail", "sort", "head", "touch"):
+                 "date", "tail", "sort", "head", "touch", "flock", "sleep"):
         (tools / tool).symlink_to(shutil.which(tool))
     env = {"PATH": str(tools), "HOME": str(tmp_path), "OMP_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     return root, env
