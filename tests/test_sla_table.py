@@ -167,14 +167,18 @@ def test_status_reads_a_running_runs_last_update(tmp_path):
     res.mkdir()
     (res / "CoNLL-2003_baseline_seed1.eval.json").write_text(json.dumps(
         {"metric": "f1", "f1": 88.123, "split": "test", "best_update": 1980}))
+    # a damaged results file is named on its own line; the other runs are still listed
+    (res / "CoNLL-2003_sgnet_nomask_seed1.eval.json").write_text('{"metric": "f1", "f1": 8')
     out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003", "--systems",
-               "baseline wla sla sgnet", "--seeds", "1", "--out", str(res), "--checkpoints", str(tmp_path / "ck"),
-               "--status"])
+               "baseline wla sla sgnet sgnet_nomask", "--seeds", "1", "--out", str(res), "--checkpoints",
+               str(tmp_path / "ck"), "--status"])
     assert out.stdout.splitlines() == [
         "CoNLL-2003 baseline seed 1: finished: f1 88.12 on test, best at update 1980",
         "CoNLL-2003 wla seed 1: training: update 100 of 2200; about 70 min left at its pace of the last 50 updates",
         "CoNLL-2003 sla seed 1: training: update 700 of 2200, best dev f1 so far 85.05 at update 660",
-        "CoNLL-2003 sgnet seed 1: not started"]
+        "CoNLL-2003 sgnet seed 1: not started",
+        "CoNLL-2003 sgnet_nomask seed 1: finished, but its results file is damaged: "
+        f"{res}/CoNLL-2003_sgnet_nomask_seed1.eval.json: line 1: not valid JSON (Expecting ',' delimiter)"]
 
 
 def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
