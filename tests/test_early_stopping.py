@@ -357,6 +357,8 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
         "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in ((500, 13.53), (1000, 17.25), (1500, 16.69))))
     (res / "converged_sa_early_corefall_seed1.eval.json").write_text(json.dumps({"all": {"n": 9, "accuracy": 31.5}}))
     (res / "converged_sa_early_corefall_seed1.pred.jsonl.gz").write_bytes(gzip.compress(b"{}\n"))
+    (res / "converged_sa_early_corefall_seed2.eval.json").write_text('{"all": {"n": 9, ')  # damaged: named
+    (res / "converged_sa_early_corefall_seed2.pred.jsonl.gz").write_bytes(gzip.compress(b"{}\n"))
     cmd = ["bash", str(ROOT / "examples/lambada/reproduce.sh"), "--status", "--converge", "--tag", "converged",
            "--seeds", "1 2", "--patience", "3", "--checkpoints", str(ck), "--out", str(res),
            "--data", str(tmp_path / "no-data")]
@@ -365,11 +367,14 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
         "1 of 3 validations without improvement",
         f"converged_sa_early_corefall seed 1: finished; LAMBADA dev accuracy 31.5 "
         f"({res}/converged_sa_early_corefall_seed1.eval.json)",
-        "converged_sa_early seed 2: not started", "converged_sa_early_corefall seed 2: not started"]
+        "converged_sa_early seed 2: not started",
+        f"converged_sa_early_corefall seed 2: finished, but its results file is damaged: "
+        f"{res}/converged_sa_early_corefall_seed2.eval.json: line 1: not valid JSON (Expecting property name enclosed "
+        f"in double quotes)"]
     fixed = run(cmd[:3] + cmd[4:] + ["--updates", "3000"]).stdout.splitlines()[0]  # a fixed budget, not the rule
     assert fixed == "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; " \
         "training, to 3000 updates"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "res"] and len(list(res.iterdir())) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "res"] and len(list(res.iterdir())) == 4
 
 
 def test_mcnemar_p_is_exact_and_never_printed_as_zero():

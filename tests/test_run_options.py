@@ -124,6 +124,10 @@ def test_reproduce_race_and_glue_refuse_a_finished_run_made_with_other_options(t
         proc = run(cmd + extra, check=False)
         assert proc.returncode == 1 and says in proc.stderr, proc.stderr[-2000:]
         assert not (tmp_path / "ck").exists()
+    (out / "baseline_seed1.eval.json").write_text('{"split": "valid-mid')  # damaged: named, not a traceback
+    proc = run(cmd, check=False)
+    assert proc.returncode == 1 and "baseline_seed1.eval.json: line 1: not valid JSON" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "ck").exists()
 
     glue = tmp_path / "glue"
     glue.mkdir()

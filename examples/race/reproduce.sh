@@ -139,9 +139,15 @@ for seed in $SEEDS; do for system in $SYSTEMS; do
   mapfile -t keys < <(run_keys "$system" "$seed")
   if [ -f "$RES/$name.eval.json" ]; then
     same_run "$RES/$name.train.log.gz" "$HINT" "${keys[@]}"
-    python -c 'import json, sys
-split = json.load(open(sys.argv[1])).get("split")
+    python -c 'import sys
+from fairseq_syntax.studies.result_files import read_json
 path, asked, hint = sys.argv[1:]
+try:
+    split = read_json(path).get("split")
+except ValueError as err:
+    sys.exit(f"error: {err}. {hint}")
+except AttributeError:
+    sys.exit(f"error: {path}: not a JSON object. {hint}")
 sys.exit(split != asked and f"error: {path}: scored on {split}; this call asks --eval-split {asked}. {hint}")' \
       "$RES/$name.eval.json" "$EVAL_SPLIT" "$HINT"
   else
