@@ -35,6 +35,8 @@ SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+
            "sla": "+ SLA (tree distance ≤ 3)", "sgnet": "SG-Net (roberta_sgnet_small)",
            "sgnet_nomask": "SG-Net's layer, no mask (control)", "sgnet_random_trees": "SG-Net on random trees (control)",
            "sla_random_trees": "SLA on random trees (control)"}
+SHORT = {"baseline": "baseline", "wla": "WLA", "sla": "SLA", "sgnet": "SG-Net", "sgnet_nomask": "SG-Net no mask",
+         "sgnet_random_trees": "SG-Net random trees", "sla_random_trees": "SLA random trees"}
 CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_random_trees": "sla"}
 
 
@@ -197,7 +199,9 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
                                                 for task in TASKS) + " |")
     out += ["", "**Reading** (told apart: Welch p < 0.05 over seeds, at least 2 seeds a side):", ""]
     for task in TASKS:
-        for system, row in t.get(task, {}).items():
+        untested = []  # one line per task for the pairs with too few seeds, not one line each
+        for system in SYSTEMS:
+            row = t.get(task, {}).get(system, {})
             for ref in references(system):
                 test = row.get(f"vs_{ref}")
                 if not test:
@@ -205,12 +209,17 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
                 w = test["welch"]
                 seeds = test["per_seed"].values()
                 below = sum(x["p"] < 0.05 for x in seeds)
-                verdict = ("not tested over seeds (fewer than 2 seeds a side)" if w is None
-                           else f"{w['diff']:+.2f}, no Welch p (neither side varies over seeds)" if w["welch_p"] is None
+                if w is None:
+                    untested.append(f"{SHORT[system]} vs {SHORT[ref]} {below} of {len(seeds)}")
+                    continue
+                verdict = (f"{w['diff']:+.2f}, no Welch p (neither side varies over seeds)" if w["welch_p"] is None
                            else f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)}: "
                                 + ("told apart" if w["welch_p"] < 0.05 else "not told apart"))
                 out.append(f"- {task}, {SYSTEMS[system]} against {SYSTEMS[ref]}: {verdict}; paired p < 0.05 on "
                            f"{below} of {len(seeds)} seeds.")
+        if untested:
+            out.append(f"- {task}, not yet tested over seeds (fewer than 2 seeds a side); the seeds with a paired "
+                       f"p < 0.05: " + ", ".join(untested) + ".")
     gated = [(task, system, row["gates"]) for task in TASKS for system, row in t.get(task, {}).items() if "gates" in row]
     if gated:
         layers = len(gated[0][2]["mean"])
