@@ -195,3 +195,8 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
         "CoNLL-2003 wla seed 2", "CoNLL-2003 sgnet_nomask seed 2", "CoLA wla seed 2",
         "CoNLL-2003 wla seed 1", "CoNLL-2003 baseline seed 1", "CoNLL-2003 sgnet_nomask seed 1",
         "CoLA wla seed 1", "CoLA baseline seed 1"]
+    # a plan with no run in it (a control asked on a GLUE task) says so instead of finishing having done nothing
+    empty = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoLA", "--systems",
+                 "sgnet_nomask", "--out", str(tmp_path / "res"), "--checkpoints", str(tmp_path / "ck")], check=False)
+    assert empty.returncode == 1 and "no run in this plan" in empty.stderr and "CoNLL-2003 only" in empty.stderr
+    assert not (tmp_path / "res").exists() and not (tmp_path / "ck").exists()

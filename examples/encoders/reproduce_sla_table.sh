@@ -121,6 +121,7 @@ if [[ " $SYSTEMS " = *" baseline "* ]]; then for task in $TASKS; do queue "$task
 for seed in "${seeds[@]}"; do for task in $TASKS; do for system in $SYSTEMS; do
   { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || queue "$task" "$system" "$seed"
 done; done; done
+[ ${#runs[@]} -gt 0 ] || die "no run in this plan (--tasks '$TASKS', --systems '$SYSTEMS'): the controls run on CoNLL-2003 only"
 
 has_gates() { case $1 in wla|sla|sla_random_trees) return 0 ;; *) return 1 ;; esac; }
 scored_split() { if [ "$1" = CoNLL-2003 ]; then echo test; else echo valid; fi; }
