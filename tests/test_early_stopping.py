@@ -368,9 +368,9 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
         f"converged_sa_early_corefall seed 1: finished; LAMBADA dev accuracy 31.5 "
         f"({res}/converged_sa_early_corefall_seed1.eval.json)",
         "converged_sa_early seed 2: not started",
-        f"converged_sa_early_corefall seed 2: finished, but its results file is damaged: "
+        f"converged_sa_early_corefall seed 2: finished; its results file is damaged: "
         f"{res}/converged_sa_early_corefall_seed2.eval.json: line 1: not valid JSON (Expecting property name enclosed "
-        f"in double quotes)"]
+        f"in double quotes) ({res}/converged_sa_early_corefall_seed2.eval.json)"]
     fixed = run(cmd[:3] + cmd[4:] + ["--updates", "3000"]).stdout.splitlines()[0]  # a fixed budget, not the rule
     assert fixed == "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; " \
         "training, to 3000 updates"

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from fairseq_syntax.studies.early_stopping import validations
-from fairseq_syntax.studies.result_files import read_json, read_jsonl, read_lines
+from fairseq_syntax.studies.result_files import describe, read_json, read_jsonl, read_lines
 
 from .conftest import ROOT, study_script
 
@@ -41,6 +41,20 @@ def test_damaged_files_are_named_with_their_line(tmp_path):
     (tmp_path / "latin.de").write_bytes("gut\nGrüße\n".encode("latin-1"))
     with pytest.raises(ValueError, match=r"latin.de: line 2: not UTF-8"):
         read_lines(tmp_path / "latin.de")
+
+
+def test_a_status_line_describes_a_damaged_file_instead_of_failing(tmp_path):
+    """describe: the reproductions' --status lines; one damaged results file must not hide the other runs."""
+    e = tmp_path / "e.json"
+    e.write_text('{"metric": "f1", "f1": 86.345, "split": "test", "all": {"accuracy": 31.5}}')
+    assert describe(e, "{metric} {f1:.2f} on {split}") == "f1 86.34 on test"  # 86.345 is 86.344999... in binary
+    assert describe(e, "{all[accuracy]}") == "31.5"
+    assert describe(e, "{mcc:.2f}") == f"its results file is damaged: {e}: no 'mcc'"
+    assert describe(e, "{metric:.2f}").startswith(f"its results file is damaged: {e}: Unknown format code 'f'")
+    e.write_text('{"f1": 8')
+    assert describe(e, "{f1}").startswith(f"its results file is damaged: {e}: line 1: not valid JSON")
+    e.write_text("[1, 2]")
+    assert describe(e, "{f1}") == f"its results file is damaged: {e}: list indices must be integers or slices, not str"
 
 
 def test_a_cut_training_log_is_named_by_the_log_readers(tmp_path):

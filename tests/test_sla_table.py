@@ -180,7 +180,7 @@ def test_status_reads_a_running_runs_last_update(tmp_path):
         "CoNLL-2003 wla seed 1: training: update 100 of 2200; about 70 min left at its pace of the last 50 updates",
         "CoNLL-2003 sla seed 1: training: update 700 of 2200, best dev f1 so far 85.05 at update 660",
         "CoNLL-2003 sgnet seed 1: not started",
-        "CoNLL-2003 sgnet_nomask seed 1: finished, but its results file is damaged: "
+        "CoNLL-2003 sgnet_nomask seed 1: finished: its results file is damaged: "
         f"{res}/CoNLL-2003_sgnet_nomask_seed1.eval.json: line 1: not valid JSON (Expecting ',' delimiter)"]
 
 

@@ -145,14 +145,10 @@ if [ "$MODE" = status ]; then
   for r in "${runs[@]}"; do
     read -r task system seed <<< "$r"
     name=${task}_${system}_seed$seed log=$CKPTS/$name/train.log
-    if [ -f "$RES/$name.eval.json" ]; then state="$(python -c 'import sys
-from fairseq_syntax.studies.result_files import read_json
-try:
-    e = read_json(sys.argv[1]); m = e["metric"]
-    print("finished: %s %.2f on %s, best at update %s" % (m, e[m], e["split"], e["best_update"]))
-except (ValueError, KeyError, TypeError) as err:  # one damaged file does not hide the other runs
-    print("finished, but its results file is damaged: %s" % (err if isinstance(err, ValueError) else
-          "%s: no %s" % (sys.argv[1], err)))' "$RES/$name.eval.json")"
+    if [ -f "$RES/$name.eval.json" ]; then
+      m=$(metric_of "$task")
+      state="finished: $(python -m fairseq_syntax.studies.result_files describe "$RES/$name.eval.json" \
+        "$m {$m:.2f} on {split}, best at update {best_update}")"
     elif [ -f "$log" ]; then  # the last update logged (train_inner: num_updates=N, valid: num_updates N)
       last=$({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')
       state="training: update $last of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" "${UPDATES[$task]}" \

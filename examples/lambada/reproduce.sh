@@ -105,13 +105,8 @@ if [ "$STATUS" = 1 ]; then  # where each run stands, from its results or its log
     name=$TAG${run}_seed$seed
     log=$CKPTS/$name.train.log
     if finished "$name"; then
-      state=$(python -c 'import sys
-from fairseq_syntax.studies.result_files import read_json
-try:
-    print("finished; LAMBADA dev accuracy %s (%s)" % (read_json(sys.argv[1])["all"]["accuracy"], sys.argv[1]))
-except (ValueError, KeyError, TypeError) as err:  # one damaged file does not hide the other runs
-    print("finished, but its results file is damaged: %s" % (err if isinstance(err, ValueError) else
-          "%s: no %s" % (sys.argv[1], err)))' "$RES/$name.eval.json")
+      state="finished; $(python -m fairseq_syntax.studies.result_files describe "$RES/$name.eval.json" \
+        "LAMBADA dev accuracy {all[accuracy]}") ($RES/$name.eval.json)"
     elif [ -f "$log" ] && [ "$CONVERGE" = 1 ]; then
       state=$(stopping_rule "$log" --describe)
     elif [ -f "$log" ]; then

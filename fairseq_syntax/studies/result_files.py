@@ -58,3 +58,27 @@ def text_stream(path) -> io.StringIO:
 def read_lines(path) -> list[str]:
     """A text file's lines without their newlines, gunzipped when its name ends in ``.gz``."""
     return [line.rstrip("\n") for line in text_stream(path)]
+
+
+def describe(path, template: str) -> str:
+    """``template`` filled from a JSON results file (``str.format`` fields: ``{split}``, ``{all[accuracy]}``), for a
+    reproduction's --status; a damaged or incomplete file is described by name instead, so that it does not hide
+    the other runs' lines behind a traceback."""
+    try:
+        fields = read_json(path)
+    except ValueError as e:
+        return f"its results file is damaged: {e}"
+    try:
+        return template.format_map(fields)
+    except (KeyError, IndexError) as e:
+        return f"its results file is damaged: {path}: no {e}"
+    except (TypeError, ValueError, AttributeError) as e:  # a field of the wrong kind ("{f1:.2f}" on a string)
+        return f"its results file is damaged: {path}: {e}"
+
+
+if __name__ == "__main__":  # python -m fairseq_syntax.studies.result_files describe PATH TEMPLATE
+    import sys
+
+    if len(sys.argv) != 4 or sys.argv[1] != "describe":
+        sys.exit("usage: python -m fairseq_syntax.studies.result_files describe PATH TEMPLATE")
+    print(describe(sys.argv[2], sys.argv[3]))
