@@ -2,6 +2,7 @@
 slice, and its summarizer's paired tests on hand-made predictions."""
 import gzip
 import json
+import re
 
 import pytest
 import torch
@@ -200,3 +201,71 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
                  "sgnet_nomask", "--out", str(tmp_path / "res"), "--checkpoints", str(tmp_path / "ck")], check=False)
     assert empty.returncode == 1 and "no run in this plan" in empty.stderr and "CoNLL-2003 only" in empty.stderr
     assert not (tmp_path / "res").exists() and not (tmp_path / "ck").exists()
+
+
+@pytest.mark.slow
+def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_back(conll, minilm_converted,  # noqa: F811
+                                                                                    tmp_path):
+    """examples/encoders/gpu_lease.sh as the device tool would run it, on the CPU: 'pack' splits the weights and packs
+    the prepared data inside the checkout, within 64 MiB a call; on a second checkout that holds only what each call
+    carries, 'first' keeps one half, 'second' joins the halves (a damaged half is refused by its SHA-256 before
+    anything trains), trains and packs the finished run; 'back' copies it in here without overwriting anything."""
+    import shutil
+    import subprocess
+
+    def checkout(where):
+        where.mkdir()
+        shutil.copy(ROOT / "setup.py", where)
+        shutil.copy(ROOT / ".gitignore", where)  # work/ is not carried but by name
+        for part in ("data-prep", "fairseq_syntax", "examples"):
+            shutil.copytree(ROOT / part, where / part, ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run(["git", "init", "-q"], cwd=where, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=where, check=True)
+        return where
+
+    here = checkout(tmp_path / "here")
+    shutil.copytree(conll / "data", here / "work/conll2003", symlinks=True)
+    shutil.copytree(minilm_converted, here / "work/minilm")
+    (here / ".device/whl").mkdir(parents=True)  # what device-fairseq.sh fetch leaves (its build is not tried here)
+    shutil.copy(ROOT / "../shared/tools/device-fairseq.sh", here / ".device")
+    lease = ["bash", str(here / "examples/encoders/gpu_lease.sh")]
+    packed = run(lease + ["pack", "--tasks", "CoNLL-2003"], cwd=here)
+    assert re.search(r'call 1 carries \d+ MiB \(limit 64\): carry \[".device", "work/gpu-lease/minilm.part00"\]',
+                     packed.stdout), packed.stdout
+    parts = [(here / f"work/gpu-lease/minilm.part0{i}").read_bytes() for i in (0, 1)]
+    assert parts[0] + parts[1] == (here / "work/minilm/model.pt").read_bytes() and abs(len(parts[0]) - len(parts[1])) <= 1
+    assert not list((here / "work/gpu-lease").glob(".pack*"))
+    refused = run(lease + ["--work", str(tmp_path / "elsewhere"), "pack"], cwd=here, check=False)
+    assert refused.returncode == 1 and "outside the checkout" in refused.stderr
+
+    device, half, out = checkout(tmp_path / "device"), tmp_path / "half", tmp_path / "out"
+    out.mkdir()
+    (device / "work/gpu-lease").mkdir(parents=True)
+    shutil.copy(here / "work/gpu-lease/minilm.part00", device / "work/gpu-lease")
+    env = {"GPU_LEASE_TMP": str(half), "OUT": str(out)}
+    there = ["bash", str(device / "examples/encoders/gpu_lease.sh")]
+    run(there + ["first"], cwd=device, env=env)  # no .device there: fairseq is importable on this machine
+    for f in ("minilm.part01", "model.sha256", "data.tgz"):
+        shutil.copy(here / f"work/gpu-lease/{f}", device / "work/gpu-lease")
+    opts = ["--tasks", "CoNLL-2003", "--systems", "baseline", "--seeds", "1", "--updates-CoNLL-2003", "4",
+            "--validations", "2", "--jobs", "1"]
+    damaged = bytearray(parts[1])
+    damaged[1000] ^= 1
+    (device / "work/gpu-lease/minilm.part01").write_bytes(bytes(damaged))
+    bad = run(there + ["second", "300"] + opts, cwd=device, env=env, check=False)
+    assert bad.returncode == 1 and "the joined weights' SHA-256 is" in bad.stderr, bad.stderr
+    assert not (device / "work/minilm/model.pt").exists() and not (device / "work/gpu-lease/checkpoints").exists()
+    shutil.copy(here / "work/gpu-lease/minilm.part01", device / "work/gpu-lease")
+    good = run(there + ["second", "900"] + opts, cwd=device, env=env, timeout=1200)
+    assert "1 finished runs in" in good.stderr, good.stderr[-3000:]
+    assert (device / "work/minilm/model.pt").read_bytes() == (here / "work/minilm/model.pt").read_bytes()
+
+    into = here / "results/lease"
+    back = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here)
+    assert "4 files new in" in back.stderr and "Finished: 1 of the 75 planned runs" in back.stdout + back.stderr
+    e = json.loads((into / "CoNLL-2003_baseline_seed1.eval.json").read_text())
+    assert e["split"] == "test" and e["max_update"] == 4 and (into / "summary.md").exists()
+    (into / "CoNLL-2003_baseline_seed1.eval.txt").write_text("mine\n")
+    again = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here)
+    assert "0 files new in" in again.stderr and "the archive's differs" in again.stderr
+    assert (into / "CoNLL-2003_baseline_seed1.eval.txt").read_text() == "mine\n"
