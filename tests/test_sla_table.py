@@ -259,6 +259,14 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
     good = run(there + ["second", "900"] + opts, cwd=device, env=env, timeout=1200)
     assert "1 finished runs in" in good.stderr, good.stderr[-3000:]
     assert (device / "work/minilm/model.pt").read_bytes() == (here / "work/minilm/model.pt").read_bytes()
+    # the time limit stops a run in training with everything it started, and what finished is still packed
+    longer = opts[:opts.index("--seeds")] + ["--seeds", "2", "--updates-CoNLL-2003", "400", "--validations", "2",
+                                             "--jobs", "1"]
+    cut = run(there + ["second", "45"] + longer, cwd=device, env=env, timeout=300)
+    assert "ended with 124 (124: the time limit)" in cut.stderr and "1 finished runs in" in cut.stderr, cut.stderr
+    assert (device / "work/gpu-lease/checkpoints/CoNLL-2003_baseline_seed2/train.log").exists()  # it was training
+    left = subprocess.run(["pgrep", "-f", str(device / "work/gpu-lease/checkpoints")], capture_output=True, text=True)
+    assert left.stdout == "", left.stdout
 
     into = here / "results/lease"
     back = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here)
