@@ -87,6 +87,8 @@ second)
   need_int SECONDS "$2" 1
   limit=$2; shift 2
   opts=("$@"); [ ${#opts[@]} -gt 0 ] || opts=(--fp16 --jobs 8)
+  out=${OUT:-}
+  [ -n "$out" ] && [ -d "$out" ] || die "\$OUT: not a folder; the device tool brings back what is written there"
   [ -f "$HALF/minilm.part00" ] || die "$HALF/minilm.part00: not here; call 1 ('first') must run on this machine, and this call within 30 s of it"
   for f in minilm.part01 model.sha256 data.tgz; do [ -f "$LEASE/$f" ] || die "$LEASE/$f: not carried"; done
   fairseq_here
@@ -107,7 +109,6 @@ second)
   timeout --signal=INT --kill-after=20 "$limit" bash examples/encoders/reproduce_sla_table.sh "${opts[@]}" \
     --data-root "$WORK" --pretrained "$WORK/minilm" --out "$res" --checkpoints "$ck" --no-summary || rc=$?
   [ "$rc" = 0 ] || log "the reproduction ended with $rc (124: the time limit); packing what finished"
-  out=${OUT:?'$OUT: where the device tool brings files back'}
   logs=(); for l in "$ck"/*/train.log; do [ -f "$l" ] && logs+=("${l#"$WORK"/}"); done
   tar czf "$out/table1_lease.tgz.tmp" -C "$WORK" gpu-lease/results ${logs[@]+"${logs[@]}"}
   mv "$out/table1_lease.tgz.tmp" "$out/table1_lease.tgz"
