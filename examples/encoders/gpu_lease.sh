@@ -128,7 +128,7 @@ back)
   mkdir -p "$into"
   new=0
   for f in "$got"/*_seed*.*; do
-    [ -f "$f" ] || continue
+    [ -f "$f" ] && [ ! -L "$f" ] || continue  # plain files only: a link would copy whatever it points at
     b=$(basename "$f")
     if [ -e "$into/$b" ]; then
       cmp -s "$f" "$into/$b" || log "kept $into/$b: the archive's differs (a run is never overwritten)"
