@@ -19,7 +19,7 @@
 # the data, the weights and the packed files are (default work).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-source "$ROOT/data-prep/common.sh"  # die, log, need_value, need_int
+source "$ROOT/data-prep/common.sh"  # die, log, need_value, need_int, atomic
 WORK=$ROOT/work
 if [ "${1:-}" = --work ]; then need_value "$@"; WORK=$2; shift 2; fi
 [[ $WORK = /* ]] || WORK=$PWD/$WORK
@@ -33,7 +33,6 @@ checkout_bytes() {  # what every call carries anyway: the tracked files and the 
 print(sum(os.path.getsize(p) for p in sys.stdin.read().split("\0") if p and os.path.isfile(p)))'
 }
 bytes_of() { du -sb "$@" | awk '{n += $1} END {print n + 0}'; }
-rel() { python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1]))' "$1"; }
 fairseq_here() {  # the device's fairseq (built by .device/device-fairseq.sh), or one already importable
   if [ -f .device/device-fairseq.sh ]; then
     # shellcheck disable=SC1091
@@ -70,7 +69,7 @@ pack)
   base=$(checkout_bytes)
   one=$((base + $(bytes_of .device "$LEASE/minilm.part00")))
   two=$((base + $(bytes_of .device/device-fairseq.sh "$LEASE/minilm.part01" "$LEASE/model.sha256" "$LEASE/data.tgz")))
-  L=$(rel "$LEASE")
+  L=$(realpath --relative-to=. "$LEASE")
   echo "call 1 carries $((one / 1048576)) MiB (limit 64): carry [\".device\", \"$L/minilm.part00\"]"
   echo "call 2 carries $((two / 1048576)) MiB (limit 64): carry [\".device/device-fairseq.sh\", \"$L/minilm.part01\", \"$L/model.sha256\", \"$L/data.tgz\"]"
   [ "$one" -le "$LIMIT" ] && [ "$two" -le "$LIMIT" ] || die "a call would carry more than 64 MiB"
@@ -79,7 +78,7 @@ first)
   [ -f "$LEASE/minilm.part00" ] || die "$LEASE/minilm.part00: not carried (call 1 carries .device and it)"
   fairseq_here
   mkdir -p "$HALF"
-  cp "$LEASE/minilm.part00" "$HALF/minilm.part00.tmp" && mv "$HALF/minilm.part00.tmp" "$HALF/minilm.part00"
+  atomic "$HALF/minilm.part00" cat "$LEASE/minilm.part00"
   log "the first half is in $HALF; make call 2 within the 30 s the machine stays warm"
   ;;
 second)
@@ -110,8 +109,7 @@ second)
     --data-root "$WORK" --pretrained "$WORK/minilm" --out "$res" --checkpoints "$ck" --no-summary || rc=$?
   [ "$rc" = 0 ] || log "the reproduction ended with $rc (124: the time limit); packing what finished"
   logs=(); for l in "$ck"/*/train.log; do [ -f "$l" ] && logs+=("${l#"$WORK"/}"); done
-  tar czf "$out/table1_lease.tgz.tmp" -C "$WORK" gpu-lease/results ${logs[@]+"${logs[@]}"}
-  mv "$out/table1_lease.tgz.tmp" "$out/table1_lease.tgz"
+  atomic "$out/table1_lease.tgz" tar czf - -C "$WORK" gpu-lease/results ${logs[@]+"${logs[@]}"}
   log "$(find "$res" -name '*.eval.json' | wc -l) finished runs in $out/table1_lease.tgz"
   ;;
 back)
@@ -133,7 +131,7 @@ back)
     if [ -e "$into/$b" ]; then
       cmp -s "$f" "$into/$b" || log "kept $into/$b: the archive's differs (a run is never overwritten)"
     else
-      cp "$f" "$into/$b.tmp" && mv "$into/$b.tmp" "$into/$b"; new=$((new + 1))
+      atomic "$into/$b" cat "$f"; new=$((new + 1))
     fi
   done
   log "$new files new in $into"

@@ -144,14 +144,13 @@ if [ "$MODE" = summary ]; then summarize; exit 0; fi
 if [ "$MODE" = status ]; then
   for r in "${runs[@]}"; do
     read -r task system seed <<< "$r"
-    name=${task}_${system}_seed$seed log=$CKPTS/$name/train.log
+    name=${task}_${system}_seed$seed log=$CKPTS/$name/train.log m=$(metric_of "$task")
     if [ -f "$RES/$name.eval.json" ]; then
-      m=$(metric_of "$task")
       state="finished: $(python -m fairseq_syntax.studies.result_files describe "$RES/$name.eval.json" \
         "$m {$m:.2f} on {split}, best at update {best_update}")"
     elif [ -f "$log" ]; then  # the last update logged (train_inner: num_updates=N, valid: num_updates N)
       last=$({ grep -oE 'num_updates[ =][0-9]+' "$log" || echo 0; } | tail -n 1 | grep -oE '[0-9]+$')
-      state="training: update $last of ${UPDATES[$task]}$(python - "$log" "$(metric_of "$task")" "${UPDATES[$task]}" \
+      state="training: update $last of ${UPDATES[$task]}$(python - "$log" "$m" "${UPDATES[$task]}" \
         "$last" <<'EOF'
 import sys
 from fairseq_syntax.studies.early_stopping import fairseq_best, validations
