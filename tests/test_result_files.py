@@ -43,6 +43,35 @@ def test_damaged_files_are_named_with_their_line(tmp_path):
         read_lines(tmp_path / "latin.de")
 
 
+def test_a_results_file_without_what_the_summary_reads_is_named(tmp_path):
+    (tmp_path / "e.json").write_text('{"f1": 86.35, "split": "test"}')
+    assert read_json(tmp_path / "e.json", ("f1", "split")) == {"f1": 86.35, "split": "test"}
+    with pytest.raises(ValueError, match=r"e.json: an incomplete results file: no metric, seed$"):
+        read_json(tmp_path / "e.json", ("f1", "metric", "seed"))
+    (tmp_path / "l.json").write_text("[86.35]")
+    with pytest.raises(ValueError, match=r"l.json: a JSON list, not an object with f1"):
+        read_json(tmp_path / "l.json", ("f1",))
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda e: e.pop("metric"), "an incomplete results file: no metric"),
+    (lambda e: e.update(task="SST-2"), "holds SST-2 sla seed 1 scored by mcc, not the run its name says"),
+    (lambda e: e.update(mcc="31.35"), "its mcc is '31.35', not a number")])
+def test_the_table_summary_names_a_results_file_that_is_not_its_run(tmp_path, capsys, edit, says):
+    """A hand-edited or misnamed eval.json stops the summary with its name and what is wrong, never a KeyError or a
+    run filed under another task's column."""
+    res = tmp_path / "res"
+    shutil.copytree(ROOT / "results/encoders_table1", res, ignore=shutil.ignore_patterns("summary.*", "*.png"))
+    path = res / "CoLA_sla_seed1.eval.json"
+    e = json.loads(path.read_text())
+    edit(e)
+    path.write_text(json.dumps(e))
+    with pytest.raises(SystemExit) as stop:
+        study_script("examples/encoders/summarize_sla_table.py").main(["--results", str(res), "--bootstrap", "10"])
+    assert stop.value.code == 1 and f"{path}: {says}" in capsys.readouterr().err
+    assert not list(res.glob("summary.*"))
+
+
 def test_a_status_line_describes_a_damaged_file_instead_of_failing(tmp_path):
     """describe: the reproductions' --status lines; one damaged results file must not hide the other runs."""
     e = tmp_path / "e.json"

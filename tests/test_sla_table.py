@@ -277,3 +277,26 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
     again = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here)
     assert "0 files new in" in again.stderr and "the archive's differs" in again.stderr
     assert (into / "CoNLL-2003_baseline_seed1.eval.txt").read_text() == "mine\n"
+
+
+def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_path):
+    """'back' takes in only what a 'second' call packed: a cut archive, or one whose results folder is a link
+    (it would copy in whatever that points at on this machine), is refused and nothing is written."""
+    import tarfile
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "CoLA_baseline_seed1.eval.json").write_text("{}")
+    linked = tmp_path / "linked.tgz"
+    with tarfile.open(linked, "w:gz") as tar:
+        link = tarfile.TarInfo("gpu-lease/results")
+        link.type, link.linkname = tarfile.SYMTYPE, str(elsewhere)
+        tar.addfile(link)
+    cut = tmp_path / "cut.tgz"
+    cut.write_bytes(linked.read_bytes()[:-20])
+    into = tmp_path / "into"
+    for tgz, why in ((linked, "holds no gpu-lease/results folder"), (cut, "a damaged or cut archive")):
+        out = run(["bash", str(ROOT / "examples/encoders/gpu_lease.sh"), "back", str(tgz), "--into", str(into)],
+                  check=False)
+        assert out.returncode == 1 and why in out.stderr, out.stderr
+    assert not into.exists()

@@ -122,7 +122,7 @@ back)
   trap 'rm -rf "$tmp"' EXIT
   tar xzf "$tgz" -C "$tmp" --no-same-owner --no-same-permissions
   got=$tmp/gpu-lease/results
-  [ -d "$got" ] || die "$tgz: holds no gpu-lease/results folder; not an archive of 'second'"
+  [ -d "$got" ] && [ ! -L "$got" ] || die "$tgz: holds no gpu-lease/results folder; not an archive of 'second'"
   mkdir -p "$into"
   new=0
   for f in "$got"/*_seed*.*; do

@@ -82,8 +82,13 @@ def paired(task: str, a: list[dict], b: list[dict], n_boot: int) -> dict:
 def summarize(results: Path, n_boot: int) -> dict:
     runs: dict = {}
     for ev in sorted(results.glob("*.eval.json")):
-        e = read_json(ev)
+        e = read_json(ev, ("task", "system", "seed", "metric", "split", "max_update"))
         name = ev.name[:-len(".eval.json")]
+        if name != f"{e['task']}_{e['system']}_seed{e['seed']}" or METRIC.get(e["task"]) != e["metric"]:
+            raise ValueError(f"{ev}: holds {e['task']} {e['system']} seed {e['seed']} scored by {e['metric']}, "
+                             "not the run its name says")
+        if not isinstance(e.get(e["metric"]), (int, float)) or isinstance(e[e["metric"]], bool):
+            raise ValueError(f"{ev}: its {e['metric']} is {e.get(e['metric'])!r}, not a number")
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
         setup = training_setup(str(log)) if log.exists() else None

@@ -213,7 +213,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     res = Path(a.results)
     try:
-        runs = {f.name[: -len(".eval.json")]: read_json(f) for f in sorted(res.glob("*.eval.json"))}
+        runs = {f.name[: -len(".eval.json")]: read_json(f, ROWS) for f in sorted(res.glob("*.eval.json"))}
         preds = {name: [r["correct"] for r in read_jsonl(res / f"{name}.pred.jsonl.gz")] for name in runs
                  if (res / f"{name}.pred.jsonl.gz").exists()}
     except ValueError as e:

@@ -47,7 +47,7 @@ def load_runs(results: Path, tag: str) -> dict:
         m = re.fullmatch(rf"{re.escape(tag + '_') if tag else ''}(\w+?)_seed(\d+)\.eval\.json", path.name)
         if not m or (not tag and m.group(1) not in ORDER):
             continue
-        r = read_json(path)
+        r = read_json(path, ("recipe", "updates", "batch_size", "lr", "max_positions", "train_subset") + LEVELS)
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
         r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
         runs.setdefault(m.group(1), {})[int(m.group(2))] = r

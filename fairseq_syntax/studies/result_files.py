@@ -29,12 +29,20 @@ def read_text(path) -> str:
         raise ValueError(f"{path}: line {line}: not UTF-8 text (byte {e.start})") from None
 
 
-def read_json(path):
-    """One JSON document; ValueError naming the file and line when it is not."""
+def read_json(path, fields=()):
+    """One JSON document; ValueError naming the file and line when it is not, and, given ``fields``, naming those
+    a results file lacks (a summary would otherwise stop on a KeyError that names no file)."""
     try:
-        return json.loads(read_text(path))
+        obj = json.loads(read_text(path))
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+    if fields:
+        if not isinstance(obj, dict):
+            raise ValueError(f"{path}: a JSON {type(obj).__name__}, not an object with {', '.join(fields)}")
+        missing = [f for f in fields if f not in obj]
+        if missing:
+            raise ValueError(f"{path}: an incomplete results file: no {', '.join(missing)}")
+    return obj
 
 
 def read_jsonl(path) -> list:
