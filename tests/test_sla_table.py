@@ -182,7 +182,8 @@ def test_status_reads_a_running_runs_last_update(tmp_path):
         "CoNLL-2003 sla seed 1: training: update 700 of 2200, best dev f1 so far 85.05 at update 660",
         "CoNLL-2003 sgnet seed 1: not started",
         "CoNLL-2003 sgnet_nomask seed 1: finished: its results file is damaged: "
-        f"{res}/CoNLL-2003_sgnet_nomask_seed1.eval.json: line 1: not valid JSON (Expecting ',' delimiter)"]
+        f"{res}/CoNLL-2003_sgnet_nomask_seed1.eval.json: line 1: not valid JSON (Expecting ',' delimiter)",
+        "finished 2 of 5; not finished: CoNLL-2003 3"]
 
 
 def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
@@ -191,7 +192,8 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
     out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003 CoLA",
                "--systems", "wla  baseline sgnet_nomask", "--seeds", " 2  1 ", "--out", str(tmp_path / "res"),
                "--checkpoints", str(tmp_path / "ck"), "--status"])
-    assert [line.split(":")[0] for line in out.stdout.splitlines()] == [
+    assert out.stdout.splitlines()[-1] == "finished 0 of 10; not finished: CoNLL-2003 6, CoLA 4"
+    assert [line.split(":")[0] for line in out.stdout.splitlines()[:-1]] == [
         "CoNLL-2003 baseline seed 2", "CoLA baseline seed 2",
         "CoNLL-2003 wla seed 2", "CoNLL-2003 sgnet_nomask seed 2", "CoLA wla seed 2",
         "CoNLL-2003 wla seed 1", "CoNLL-2003 baseline seed 1", "CoNLL-2003 sgnet_nomask seed 1",

@@ -29,7 +29,7 @@
 # summary.md, the figures and the sla-table block of examples/encoders/README.md (--readme FILE for another file;
 # with --out, only if --readme is given).
 # --status says where each run stands (a run in training: its best dev score so far and about how long it has
-# left at its pace); --summary-only summarizes the finished runs and trains nothing (it does
+# left at its pace) and how many runs of each task are not finished; --summary-only summarizes the finished runs and trains nothing (it does
 # compute the gates of a finished run that lacks them, from --checkpoints).
 # Data: --data-root/conll2003 and --data-root/glue/{CoLA,SST-2}; a finished preparation there is used as it was
 # made (with the random trees on CoNLL-2003), else data-prep prepares the full corpus from ../shared/data.
@@ -142,9 +142,11 @@ summarize() {
 }
 if [ "$MODE" = summary ]; then summarize; exit 0; fi
 if [ "$MODE" = status ]; then
+  declare -A left=()
   for r in "${runs[@]}"; do
     read -r task system seed <<< "$r"
     name=${task}_${system}_seed$seed log=$CKPTS/$name/train.log m=$(metric_of "$task")
+    [ -f "$RES/$name.eval.json" ] || left[$task]=$((${left[$task]:-0} + 1))
     if [ -f "$RES/$name.eval.json" ]; then
       state="finished: $(python -m fairseq_syntax.studies.result_files describe "$RES/$name.eval.json" \
         "$m {$m:.2f} on {split}, best at update {best_update}")"
@@ -167,6 +169,11 @@ EOF
     else state="not started"; fi
     echo "$task $system seed $seed: $state"
   done
+  todo=0 rest=""
+  for task in $TASKS; do
+    [ -z "${left[$task]:-}" ] || { todo=$((todo + left[$task])); rest+="${rest:+, }$task ${left[$task]}"; }
+  done
+  echo "finished $((${#runs[@]} - todo)) of ${#runs[@]}${rest:+; not finished: $rest}"
   exit 0
 fi
 
