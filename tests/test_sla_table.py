@@ -73,6 +73,22 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
             "baseline 0 of 1.\n") in md
 
 
+def test_summary_tests_seeds_on_the_scores_as_evaluated_not_as_printed(tmp_path):
+    """Two seeds' scores that agree to the 0.01 the table prints still vary: the std and Welch's test come from the
+    evaluated scores (a std of the rounded ones is 0, and Welch would have nothing to test)."""
+    summarize = study_script("examples/encoders/summarize_sla_table.py")
+    res = tmp_path / "res"
+    res.mkdir()
+    gold = ["1"] * 5 + ["0"] * 5
+    for seed, (sla, base) in enumerate(((20.001, 1.002), (20.003, 1.0041)), 1):
+        write_run(res, "CoLA", "sla", seed, gold, gold, "mcc", sla)
+        write_run(res, "CoLA", "baseline", seed, gold, gold, "mcc", base)
+    assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
+    row = json.loads((res / "summary.json").read_text())["table"]["CoLA"]["sla"]
+    assert row["scores"] == [20.0, 20.0] and row["std"] == 0.0
+    assert row["vs_baseline"]["welch"]["diff"] == 19.0 and row["vs_baseline"]["welch"]["welch_p"] < 1e-3
+
+
 @pytest.mark.slow
 @pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_converted, tmp_path):  # noqa: F811

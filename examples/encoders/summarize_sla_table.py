@@ -93,7 +93,7 @@ def summarize(results: Path, n_boot: int) -> dict:
         log = Path(f"{stem}.train.log.gz")
         setup = training_setup(str(log)) if log.exists() else None
         runs.setdefault(e["task"], {}).setdefault(e["system"], {})[e["seed"]] = {
-            "score": round(e[e["metric"]], 2), "metric": e["metric"], "split": e["split"],
+            "score": round(e[e["metric"]], 2), "_score": e[e["metric"]], "metric": e["metric"], "split": e["split"],
             **({"precision": round(e["precision"], 2), "recall": round(e["recall"], 2)} if e["metric"] == "f1" else {}),
             "best_update": e.get("best_update"), "max_update": e["max_update"], "device": e.get("device", "cpu"),
             "trained": setup, "curve": curve(log, e["metric"]) if log.exists() else [],
@@ -104,9 +104,12 @@ def summarize(results: Path, n_boot: int) -> dict:
     table = {}
     for task, systems in runs.items():
         for system, seeds in systems.items():
-            scores = [seeds[s]["score"] for s in sorted(seeds)]
-            row = {"seeds": sorted(seeds), "scores": scores, "mean": round(statistics.mean(scores), 2),
-                   "std": round(statistics.stdev(scores), 2) if len(scores) > 1 else None}
+            # the means, stds and Welch tests from the scores as evaluated: two seeds' F1 can differ by less than
+            # the 0.01 the table rounds to, and a std of rounded scores would be 0
+            exact = [seeds[s]["_score"] for s in sorted(seeds)]
+            row = {"seeds": sorted(seeds), "scores": [seeds[s]["score"] for s in sorted(seeds)],
+                   "mean": round(statistics.mean(exact), 2),
+                   "std": round(statistics.stdev(exact), 2) if len(exact) > 1 else None}
             if task == "CoNLL-2003":
                 for k in ("precision", "recall"):
                     row[k] = round(statistics.mean(seeds[s][k] for s in seeds), 2)
@@ -114,7 +117,7 @@ def summarize(results: Path, n_boot: int) -> dict:
                 if ref == system or ref not in systems:
                     continue
                 other = systems[ref]
-                row[f"vs_{ref}"] = {"welch": seed_test(scores, [other[s]["score"] for s in sorted(other)]),
+                row[f"vs_{ref}"] = {"welch": seed_test(exact, [other[s]["_score"] for s in sorted(other)]),
                                     "per_seed": {str(s): paired(task, seeds[s]["_rows"], other[s]["_rows"], n_boot)
                                                  for s in sorted(seeds) if s in other}}
             curves = [seeds[s]["curve"] for s in sorted(seeds) if seeds[s]["curve"]]
@@ -134,7 +137,7 @@ def summarize(results: Path, n_boot: int) -> dict:
     for systems in runs.values():
         for seeds in systems.values():
             for r in seeds.values():
-                r.pop("_rows")
+                r.pop("_rows"), r.pop("_score")
     return {"table": table, "runs": {t: {s: {str(k): v for k, v in seeds.items()} for s, seeds in sy.items()}
                                      for t, sy in runs.items()}, "paired_bootstrap_resamples": n_boot}
 
