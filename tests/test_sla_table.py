@@ -140,7 +140,8 @@ def test_reproduce_sla_table_trains_scores_summarizes_and_skips(conll, minilm_co
     assert again.stderr.count("skip") == 4 and "updates of 32" not in again.stderr
     assert json.loads((res / "CoNLL-2003_sla_random_trees_seed2.gates.json").read_text()) == gates
     status = run(cmd + ["--status"]).stdout.splitlines()
-    assert len(status) == 4 and all("finished: f1 " in line for line in status), status
+    assert len(status) == 5 and all("finished: f1 " in line for line in status[:4]), status
+    assert status[4] == "finished 4 of 4"
     other = run(cmd[:cmd.index("--updates-CoNLL-2003") + 1] + ["32"] + cmd[cmd.index("--updates-CoNLL-2003") + 2:],
                 check=False)
     assert other.returncode == 1 and "max_update" in other.stderr and "updates of 32" not in other.stderr
