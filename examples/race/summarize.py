@@ -38,6 +38,7 @@ LABELS = {
 VARIANT_OF = {"sgnet_alone": "sgnet", "sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet",
               "sgnet_2layers": "sgnet", "sgnet_2layers_nomask": "sgnet_2layers"}
 LEVELS = ("RACE-M", "RACE-H", "RACE")
+SETUP = ("recipe", "updates", "batch_size", "lr", "max_positions", "train_subset")  # one table, one recipe
 LENGTH_BINS = ((1, 5), (6, 8), (9, 11), (12, 15), (16, 10 ** 6))
 
 
@@ -47,7 +48,7 @@ def load_runs(results: Path, tag: str) -> dict:
         m = re.fullmatch(rf"{re.escape(tag + '_') if tag else ''}(\w+?)_seed(\d+)\.eval\.json", path.name)
         if not m or (not tag and m.group(1) not in ORDER):
             continue
-        r = read_json(path, ("recipe", "updates", "batch_size", "lr", "max_positions", "train_subset") + LEVELS)
+        r = read_json(path, SETUP + LEVELS)
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
         r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
         runs.setdefault(m.group(1), {})[int(m.group(2))] = r
@@ -70,12 +71,10 @@ def mcnemar_cell(t: dict, other: str) -> str:
 
 
 def summarize(runs: dict) -> dict:
-    setups = {(r["recipe"], r["updates"], r["batch_size"], r["lr"], r["max_positions"], r["train_subset"])
-              for seeds in runs.values() for r in seeds.values()}
+    setups = {tuple(r[k] for k in SETUP) for seeds in runs.values() for r in seeds.values()}
     if len(setups) > 1:
         raise ValueError(f"runs of different recipes are not compared in one table: {sorted(setups)}")
-    out = {"setup": dict(zip(("recipe", "updates", "batch_size", "lr", "max_positions", "train_subset"),
-                             next(iter(setups)))) if setups else None, "systems": {}}
+    out = {"setup": dict(zip(SETUP, next(iter(setups)))) if setups else None, "systems": {}}
     out["setup"]["devices"] = sorted({r.get("device", "cpu") for seeds in runs.values() for r in seeds.values()})
     out["setup"]["updates_reached"] = {f"{system}_seed{s}": r.get("updates_reached")
                                        for system, seeds in runs.items() for s, r in seeds.items()}
