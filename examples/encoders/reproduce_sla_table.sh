@@ -142,6 +142,9 @@ summarize() {
 }
 if [ "$MODE" = summary ]; then summarize; exit 0; fi
 if [ "$MODE" = status ]; then
+  # a mistyped --out or --checkpoints would otherwise read as a table nothing has started on
+  [ -d "$RES" ] || [ -d "$CKPTS" ] || echo "note: neither $RES nor $CKPTS exists: no run has started or" \
+    "finished with these folders" >&2
   declare -A left=()
   for r in "${runs[@]}"; do
     read -r task system seed <<< "$r"
