@@ -210,7 +210,8 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
                "--systems", "wla  baseline sgnet_nomask", "--seeds", " 2  1 ", "--out", str(tmp_path / "res"),
                "--checkpoints", str(tmp_path / "ck"), "--status"])
     assert out.stdout.splitlines()[-1] == "finished 0 of 10; not finished: CoNLL-2003 6, CoLA 4"
-    assert f"note: neither {tmp_path / 'res'} nor {tmp_path / 'ck'} exists" in out.stderr
+    assert f"note: {tmp_path / 'res'} does not exist: no run has finished there" in out.stderr
+    assert f"note: {tmp_path / 'ck'} does not exist: no run has started there" in out.stderr
     assert [line.split(":")[0] for line in out.stdout.splitlines()[:-1]] == [
         "CoNLL-2003 baseline seed 2", "CoLA baseline seed 2",
         "CoNLL-2003 wla seed 2", "CoNLL-2003 sgnet_nomask seed 2", "CoLA wla seed 2",
