@@ -143,8 +143,8 @@ summarize() {
 if [ "$MODE" = summary ]; then summarize; exit 0; fi
 if [ "$MODE" = status ]; then
   # a mistyped --out or --checkpoints would otherwise read as a table nothing has started on
-  [ -d "$RES" ] || echo "note: $RES does not exist: no run has finished there" >&2
-  [ -d "$CKPTS" ] || echo "note: $CKPTS does not exist: no run has started there" >&2
+  [ -d "$RES" ] || log "[table] note: $RES does not exist: no run has finished there"
+  [ -d "$CKPTS" ] || log "[table] note: $CKPTS does not exist: no run has started there"
   declare -A left=()
   for r in "${runs[@]}"; do
     read -r task system seed <<< "$r"
