@@ -13,6 +13,15 @@ need_value() {
   [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || die "$1 needs a value; --help lists the options"
 }
 
+# from_caller PATH: a folder or file the user typed, taken from where they ran the script (the reproduce scripts
+# then cd to the checkout); one inside the checkout is written relative to its root, as the records keep it
+from_caller() {
+  local p=$1 root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  p=$(realpath -ms -- "$p")  # against $PWD, its ../ taken as cd would (no link followed)
+  case $p in "$root") p=. ;; "$root"/*) p=${p#"$root"/} ;; esac
+  printf '%s\n' "$p"
+}
+
 # need_int OPTION VALUE [MIN]: VALUE is a whole number of at least MIN (default 0)
 need_int() {
   [[ $2 =~ ^[0-9]+$ ]] || die "$1 takes a whole number, got '$2'"

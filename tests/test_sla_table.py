@@ -205,10 +205,11 @@ def test_status_reads_a_running_runs_last_update(tmp_path):
 
 def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
     """The budget is checked on the first seed's baseline curves, so those train before anything else; then seeds,
-    tasks, systems, each run once, the controls on CoNLL-2003 only (--status lists them in training order)."""
+    tasks, systems, each run once, the controls on CoNLL-2003 only (--status lists them in training order).
+    Relative folders are the caller's, though the script works from the checkout's root."""
     out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003 CoLA",
-               "--systems", "wla  baseline sgnet_nomask", "--seeds", " 2  1 ", "--out", str(tmp_path / "res"),
-               "--checkpoints", str(tmp_path / "ck"), "--status"])
+               "--systems", "wla  baseline sgnet_nomask", "--seeds", " 2  1 ", "--out", "res",
+               "--checkpoints", "ck", "--status"], cwd=tmp_path)
     assert out.stdout.splitlines()[-1] == "finished 0 of 10; not finished: CoNLL-2003 6, CoLA 4"
     assert f"note: {tmp_path / 'res'} does not exist: no run has finished there" in out.stderr
     assert f"note: {tmp_path / 'ck'} does not exist: no run has started there" in out.stderr
@@ -222,6 +223,10 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
                  "sgnet_nomask", "--out", str(tmp_path / "res"), "--checkpoints", str(tmp_path / "ck")], check=False)
     assert empty.returncode == 1 and "no run in this plan" in empty.stderr and "CoNLL-2003 only" in empty.stderr
     assert not (tmp_path / "res").exists() and not (tmp_path / "ck").exists()
+    # a folder typed inside the checkout is kept relative to its root, as the committed records hold it
+    typed = run(["bash", "-c", f'source "{ROOT}/data-prep/common.sh"; cd examples && from_caller ../work/ck; '
+                 f'from_caller "{ROOT}/results"; from_caller ..; from_caller /elsewhere/ck'], cwd=ROOT)
+    assert typed.stdout.splitlines() == ["work/ck", "results", ".", "/elsewhere/ck"]
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@
 # one thread each. A finished run (its .score file) is skipped, so the script resumes; one made with other options
 # (another --updates-CoLA) stops the script before anything trains, naming what differs.
 # Then: .venv/bin/python examples/encoders/summarize_glue.py (mean and spread per task and model).
+# A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TASKS="CoLA SST-2"
@@ -30,8 +31,8 @@ while [ $# -gt 0 ]; do
     --updates-CoLA) need_value "$@"; UPDATES[CoLA]=$2; shift 2 ;;
     --updates-SST-2) need_value "$@"; UPDATES[SST-2]=$2; shift 2 ;;
     --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
-    --out) need_value "$@"; RES=$2; shift 2 ;;
-    --data-root) need_value "$@"; DATA_ROOT=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$(from_caller "$2"); shift 2 ;;
+    --data-root) need_value "$@"; DATA_ROOT=$(from_caller "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac

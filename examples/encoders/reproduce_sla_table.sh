@@ -33,6 +33,7 @@
 # compute the gates of a finished run that lacks them, from --checkpoints).
 # Data: --data-root/conll2003 and --data-root/glue/{CoLA,SST-2}; a finished preparation there is used as it was
 # made (with the random trees on CoNLL-2003), else data-prep prepares the full corpus from ../shared/data.
+# A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TASKS="CoNLL-2003 CoLA SST-2"
@@ -60,11 +61,11 @@ while [ $# -gt 0 ]; do
     --updates-CoNLL-2003) need_value "$@"; UPDATES[CoNLL-2003]=$2; shift 2 ;;
     --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
     --validations) need_value "$@"; VALIDATIONS=$2; shift 2 ;;
-    --out) need_value "$@"; RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
-    --checkpoints) need_value "$@"; CKPTS=$2; shift 2 ;;
-    --data-root) need_value "$@"; DATA_ROOT=$2; shift 2 ;;
-    --pretrained) need_value "$@"; PRETRAINED=$2; shift 2 ;;
-    --readme) need_value "$@"; README_MD=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$(from_caller "$2"); shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --checkpoints) need_value "$@"; CKPTS=$(from_caller "$2"); shift 2 ;;
+    --data-root) need_value "$@"; DATA_ROOT=$(from_caller "$2"); shift 2 ;;
+    --pretrained) need_value "$@"; PRETRAINED=$(from_caller "$2"); shift 2 ;;
+    --readme) need_value "$@"; README_MD=$(from_caller "$2"); shift 2 ;;
     --status) MODE=status; shift ;;
     --summary-only) MODE=summary; shift ;;
     --no-summary) MODE=no-summary; shift ;;

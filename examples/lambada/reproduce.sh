@@ -30,6 +30,7 @@
 # not converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package
 # are only importable (a lent GPU, ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts
 # (data-prep/common.sh).
+# A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 DATA=$ROOT/work/lambada/bin
@@ -54,17 +55,17 @@ SNAPSHOT=0
 source "$ROOT/data-prep/common.sh"  # need_value, atomic, keep_log, require_gpu, threads_per_job, console_scripts, pool_start
 while [ $# -gt 0 ]; do
   case $1 in
-    --data) need_value "$@"; DATA=$2; shift 2 ;;
+    --data) need_value "$@"; DATA=$(from_caller "$2"); shift 2 ;;
     --updates) need_value "$@"; UPDATES=$2; shift 2 ;;
     --warmup) need_value "$@"; WARMUP=$2; shift 2 ;;
     --batch-size) need_value "$@"; BSZ=$2; shift 2 ;;
     --seeds) need_value "$@"; SEEDS=$2; shift 2 ;;
     --runs) need_value "$@"; RUNS=$2; shift 2 ;;
     --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
-    --out) need_value "$@"; RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
-    --readme) need_value "$@"; README_MD=$2; shift 2 ;;
-    --checkpoints) need_value "$@"; CKPTS=$2; shift 2 ;;
-    --stopwords) need_value "$@"; STOPWORDS=$2; shift 2 ;;
+    --out) need_value "$@"; RES=$(from_caller "$2"); shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) need_value "$@"; README_MD=$(from_caller "$2"); shift 2 ;;
+    --checkpoints) need_value "$@"; CKPTS=$(from_caller "$2"); shift 2 ;;
+    --stopwords) need_value "$@"; STOPWORDS=$(from_caller "$2"); shift 2 ;;
     --converge) CONVERGE=1; shift ;;
     --valid-interval) need_value "$@"; INTERVAL=$2; shift 2 ;;
     --patience) need_value "$@"; PATIENCE=$2; shift 2 ;;

@@ -31,6 +31,7 @@
 # race-summary block (results/race_gpu and race-gpu-summary for --recipe gpu; with --out, into a README only
 # if --readme is given). --max-hours H stops each training after H hours (fairseq's --stop-time-hours: a
 # lease's limit); the summary then reports the updates reached, read from the training log.
+# A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RECIPE=cpu
@@ -64,14 +65,14 @@ while [ $# -gt 0 ]; do
     --lr) need_value "$@"; LR=$2; shift 2 ;;
     --max-length) need_value "$@"; MAXPOS=$2; shift 2 ;;
     --eval-split) need_value "$@"; EVAL_SPLIT=$2; shift 2 ;;
-    --data) need_value "$@"; DATA=$2; shift 2 ;;
-    --out) need_value "$@"; RES=$2; shift 2; [ "$README_MD" != default ] || README_MD="" ;;
-    --readme) need_value "$@"; README_MD=$2; shift 2 ;;
-    --checkpoints) need_value "$@"; CKPTS=$2; shift 2 ;;
+    --data) need_value "$@"; DATA=$(from_caller "$2"); shift 2 ;;
+    --out) need_value "$@"; RES=$(from_caller "$2"); shift 2; [ "$README_MD" != default ] || README_MD="" ;;
+    --readme) need_value "$@"; README_MD=$(from_caller "$2"); shift 2 ;;
+    --checkpoints) need_value "$@"; CKPTS=$(from_caller "$2"); shift 2 ;;
     --tag) need_value "$@"; TAG=$2_; shift 2 ;;
     --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
     --max-hours) need_value "$@"; MAX_HOURS=$2; shift 2 ;;
-    --pretrained) need_value "$@"; PRETRAINED=$2; shift 2 ;;
+    --pretrained) need_value "$@"; PRETRAINED=$(from_caller "$2"); shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
