@@ -5,6 +5,7 @@
 # run resumes at the stage it was in. One run at a time writes into an --out (lock_out).
 set -o pipefail
 
+CHECKOUT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)  # when sourced: the caller may cd after
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
@@ -14,12 +15,18 @@ need_value() {
 }
 
 # from_caller PATH: a folder or file the user typed, taken from where they ran the script (the reproduce scripts
-# then cd to the checkout); one inside the checkout is written relative to its root, as the records keep it
+# then cd to the checkout), its ../ taken as cd takes them; one inside the checkout is written relative to its
+# root, as the records keep it. Plain bash: where nothing is installed, realpath may not be either
 from_caller() {
-  local p=$1 root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-  p=$(realpath -ms -- "$p")  # against $PWD, its ../ taken as cd would (no link followed)
-  case $p in "$root") p=. ;; "$root"/*) p=${p#"$root"/} ;; esac
-  printf '%s\n' "$p"
+  local p=$1 root=$CHECKOUT_ROOT part parts=() kept=()
+  [[ $p = /* ]] || p=$PWD/$p
+  readarray -d / -t parts < <(printf '%s' "$p")
+  for part in "${parts[@]}"; do
+    case $part in ''|.) ;; ..) [ ${#kept[@]} -eq 0 ] || unset 'kept[-1]' ;; *) kept+=("$part") ;; esac
+  done
+  p=""; for part in "${kept[@]}"; do p+=/$part; done
+  case ${p:-/} in "$root") p=. ;; "$root"/*) p=${p#"$root"/} ;; esac
+  printf '%s\n' "${p:-/}"
 }
 
 # need_int OPTION VALUE [MIN]: VALUE is a whole number of at least MIN (default 0)
@@ -256,7 +263,7 @@ no_empty() {
 }
 
 find_venv_bin() {
-  local root; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  local root=$CHECKOUT_ROOT
   if [ -x "$root/.venv/bin/python" ]; then echo "$root/.venv/bin"; else dirname "$(command -v python3)"; fi
 }
 
@@ -380,7 +387,7 @@ keep_log() {
 # --checkpoints) as NAME, this checkout's absolute path as '.' and the home directory as '~' (the interpreter's
 # path in a traceback): committed results hold no machine paths
 hide_paths() {
-  local root home=${HOME%/} expr="" dir name; root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  local root=$CHECKOUT_ROOT home=${HOME%/} expr="" dir name
   while [ $# -ge 2 ]; do
     dir=$(cd "$1" && pwd) || die "hide_paths: no folder $1"
     case $dir/ in
@@ -430,9 +437,8 @@ flag_keys() {
 # ../shared/tools/device-fairseq.sh), wrappers for their console scripts and for `python` go first on PATH
 # (work/console-scripts, from scripts/console_scripts.py) and this checkout onto PYTHONPATH; a no-op elsewhere
 console_scripts() {
-  local root py
+  local root=$CHECKOUT_ROOT py
   [ "$(command -v python fairseq-train fairseq-generate fairseq-syntax-user-dir | wc -l)" -lt 4 ] || return 0
-  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   py=$(command -v python || command -v python3) || die "neither python nor python3 on PATH"
   "$py" "$root/scripts/console_scripts.py" "$root/work/console-scripts" \
     || die "writing the console-script wrappers failed"

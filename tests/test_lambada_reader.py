@@ -232,6 +232,7 @@ def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
     stale = tmp_path / "res2/snapshot/sa_early_seed1.eval.json"
     stale.parent.mkdir(parents=True)
     stale.write_text("{}")
+    (stale.parent / "notes.txt").write_text("the user's")  # not the snapshot's: it stays
     # (the same batch size: the script refuses to score a run under options it was not trained with)
     snap = cmd[:cmd.index("--patience")] + ["--patience", "3", "--max-update", "10", "--runs", "sa_early_corefall",
                                             "--batch-size", "16", "--jobs", "1", "--out", str(tmp_path / "res2"),
@@ -239,6 +240,7 @@ def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
     proc = run(snap, cwd=tmp_path, env=env, timeout=1800)
     assert "snapshot of sa_early_corefall_seed1" in proc.stderr and "training to update" not in proc.stderr
     assert not stale.exists() and not list((tmp_path / "res2").glob("*.eval.json"))
+    assert (stale.parent / "notes.txt").read_text() == "the user's"
     s = json.loads((tmp_path / "res2/snapshot/summary.json").read_text())
     assert set(s["runs"]) == {"sa_early_corefall_seed1"}
     trained = s["systems"]["sa_early_corefall"]["runs"]["1"]["trained"]

@@ -203,6 +203,15 @@ snapshot() {  # snapshot RUN SEED: an unfinished run's best checkpoint so far, s
   evaluate "$name" "$ck" "$RES/snapshot"
 }
 
+clear_snapshot() {  # the files an earlier snapshot wrote (evaluate, summarize.py) go; nothing else there is touched
+  local d=$RES/snapshot
+  [ ! -L "$d" ] || die "$d is a link; nothing is deleted through it: remove it or give another --out"
+  local f
+  for f in "$d"/*.eval.json "$d"/*.eval.txt "$d"/*.pred.jsonl.gz "$d"/*.train.log.gz "$d"/summary.{json,md}; do
+    if [ -f "$f" ] && [ ! -L "$f" ]; then rm -f -- "$f"; fi
+  done
+}
+
 run_keys() {  # run_keys RUN SEED: the fairseq options that make this run what it is (fairseq_syntax/studies/run_options.py)
   local keys=(seed="$2" batch_size="$BSZ" lr=0.001 warmup_updates="$WARMUP" dropout=0.1)
   keys+=(fp16=$([ ${#EXTRA[@]} -gt 0 ] && echo True || echo False))
@@ -227,10 +236,11 @@ for seed in $SEEDS; do for run in $RUNS; do
 done; done
 
 if [ "$SNAPSHOT" = 1 ]; then  # the unfinished runs' best checkpoints so far, scored beside the results
-  rm -rf "$RES/snapshot"  # a run that finished since the last snapshot is not shown as it stood then
+  clear_snapshot  # a run that finished since the last snapshot is not shown as it stood then
   in_slots snapshot
   [ "$POOL_FAILED" = 0 ] || { echo "[lambada] a snapshot's evaluation failed (see $CKPTS/<run>.train.log)" >&2; exit 1; }
-  [ -d "$RES/snapshot" ] || { echo "[lambada] no unfinished run has a checkpoint to score" >&2; exit 1; }
+  compgen -G "$RES/snapshot/*.eval.json" > /dev/null \
+    || { echo "[lambada] no unfinished run has a checkpoint to score" >&2; exit 1; }
   summarize "$RES/snapshot"
   echo "[lambada] snapshot in $RES/snapshot (fixed budgets, not converged; the runs resume as before)" >&2
   exit 0
