@@ -236,6 +236,10 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
         assert proc.returncode == 1 and message in proc.stderr, proc.stderr
     proc = run(["bash", ROOT / "data-prep/glue.sh", "--task", "CoLA", "--max-eval", "1e3"], check=False)
     assert proc.returncode == 1 and "--max-eval takes a whole number" in proc.stderr
+    # a task the study does not run stops it before the weights are converted or a corpus is prepared
+    proc = run(["bash", ROOT / "examples/encoders/reproduce_glue.sh", "--tasks", "CoLA MRPC", "--out", tmp_path / "g"],
+               check=False)
+    assert proc.returncode == 1 and proc.stderr == "error: unknown task MRPC (CoLA, SST-2)\n", proc.stderr
 
 
 @pytest.mark.parametrize("script, last, listed", [

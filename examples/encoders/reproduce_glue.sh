@@ -38,10 +38,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+[ -z "${GLUE_DIR:-}" ] || GLUE_DIR=$(from_caller "$GLUE_DIR")  # as named from the caller's folder
 cd "$ROOT"
 # numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
 need_int --updates-CoLA "${UPDATES[CoLA]}" 4; need_int --updates-SST-2 "${UPDATES[SST-2]}" 4
 need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"
+for t in $TASKS; do case $t in CoLA|SST-2) ;; *) die "unknown task $t (CoLA, SST-2)" ;; esac; done
 console_scripts
 runs=()
 for task in $TASKS; do for seed in $SEEDS; do for arch in $ARCHS; do runs+=("$task $arch $seed"); done; done; done

@@ -75,6 +75,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
+[ -z "${CONLL2003_DIR:-}" ] || CONLL2003_DIR=$(from_caller "$CONLL2003_DIR")  # as named from the caller's folder
+[ -z "${GLUE_DIR:-}" ] || GLUE_DIR=$(from_caller "$GLUE_DIR")  # as named from the caller's folder
 cd "$ROOT"
 need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"; need_int --validations "$VALIDATIONS" 1
 for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" "$VALIDATIONS"; done
