@@ -240,6 +240,8 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
     proc = run(["bash", ROOT / "examples/encoders/reproduce_glue.sh", "--tasks", "CoLA MRPC", "--out", tmp_path / "g"],
                check=False)
     assert proc.returncode == 1 and proc.stderr == "error: unknown task MRPC (CoLA, SST-2)\n", proc.stderr
+    proc = run(["bash", ROOT / "examples/encoders/reproduce_glue.sh", "--archs", "roberta_sgnet_base"], check=False)
+    assert proc.returncode == 1 and "--archs roberta_sgnet_base: the fine-tunings start from MiniLM" in proc.stderr
 
 
 @pytest.mark.parametrize("script, last, listed", [

@@ -44,6 +44,8 @@ cd "$ROOT"
 need_int --updates-CoLA "${UPDATES[CoLA]}" 4; need_int --updates-SST-2 "${UPDATES[SST-2]}" 4
 need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"
 for t in $TASKS; do case $t in CoLA|SST-2) ;; *) die "unknown task $t (CoLA, SST-2)" ;; esac; done
+for a in $ARCHS; do case $a in roberta_baseline_small|roberta_sgnet_small|roberta_sla_small) ;;
+  *) die "--archs $a: the fine-tunings start from MiniLM, whose size only roberta_{baseline,sgnet,sla}_small have" ;; esac; done
 console_scripts
 runs=()
 for task in $TASKS; do for seed in $SEEDS; do for arch in $ARCHS; do runs+=("$task $arch $seed"); done; done; done
