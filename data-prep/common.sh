@@ -29,6 +29,11 @@ from_caller() {
   printf '%s\n' "${p:-/}"
 }
 
+# need_name OPTION VALUE: VALUE can start a file name (a --tag): letters, digits, '.', '_', '-', no folder
+need_name() {
+  [[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "$1 takes a name of letters, digits, '.', '_' and '-', got '$2'"
+}
+
 # need_int OPTION VALUE [MIN]: VALUE is a whole number of at least MIN (default 0)
 need_int() {
   [[ $2 =~ ^[0-9]+$ ]] || die "$1 takes a whole number, got '$2'"

@@ -242,6 +242,23 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
     assert proc.returncode == 1 and proc.stderr == "error: unknown task MRPC (CoLA, SST-2)\n", proc.stderr
     proc = run(["bash", ROOT / "examples/encoders/reproduce_glue.sh", "--archs", "roberta_sgnet_base"], check=False)
     assert proc.returncode == 1 and "--archs roberta_sgnet_base: the fine-tunings start from MiniLM" in proc.stderr
+    # RACE and LAMBADA: a --tag that would make a folder, hours that are not a number, a system misspelt or a
+    # --stopwords file that is not there stop them before the weights are converted or --out is made
+    data = tmp_path / "race/label"
+    data.mkdir(parents=True)
+    for split in ("train-middle", "valid-middle"):
+        (data / f"{split}.label").write_text("0\n")
+    race = ["bash", ROOT / "examples/race/reproduce.sh", "--data", data.parent, "--out", tmp_path / "r",
+            "--pretrained", tmp_path / "minilm"]
+    for args, message in ((["--tag", "a/b"], "error: --tag takes a name of letters, digits, '.', '_' and '-', got 'a/b'"),
+                          (["--max-hours", "abc"], "error: --max-hours takes a number of hours, got 'abc'"),
+                          (["--systems", "sgnet baselin"], "error: unknown system baselin (baseline, sgnet,")):
+        proc = run(race + args, check=False)
+        assert proc.returncode == 1 and proc.stderr.startswith(message), proc.stderr
+    lambada = ["bash", ROOT / "examples/lambada/reproduce.sh", "--data", tmp_path / "l", "--out", tmp_path / "l"]
+    proc = run(lambada + ["--stopwords", "missing.txt"], cwd=tmp_path, check=False)
+    assert proc.returncode == 1 and proc.stderr == f"error: --stopwords {tmp_path}/missing.txt: no such file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["race"]
 
 
 @pytest.mark.parametrize("script, last, listed", [

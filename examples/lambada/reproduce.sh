@@ -43,7 +43,8 @@ JOBS=2
 RES=default
 README_MD=default
 CKPTS=default  # work/checkpoints/lambada, relative to the repository root: it is written into eval.json
-STOPWORDS=$ROOT/../shared/data/lambada/stopwords.txt
+STOPWORDS=$ROOT/../shared/data/lambada/stopwords.txt  # where it is missing, the summary goes without that reference
+STOPWORDS_GIVEN=""
 CONVERGE=0
 INTERVAL=500
 PATIENCE=5
@@ -65,13 +66,13 @@ while [ $# -gt 0 ]; do
     --out) need_value "$@"; RES=$(from_caller "$2"); shift 2; [ "$README_MD" != default ] || README_MD="" ;;
     --readme) need_value "$@"; README_MD=$(from_caller "$2"); shift 2 ;;
     --checkpoints) need_value "$@"; CKPTS=$(from_caller "$2"); shift 2 ;;
-    --stopwords) need_value "$@"; STOPWORDS=$(from_caller "$2"); shift 2 ;;
+    --stopwords) need_value "$@"; STOPWORDS=$(from_caller "$2"); STOPWORDS_GIVEN=1; shift 2 ;;
     --converge) CONVERGE=1; shift ;;
     --valid-interval) need_value "$@"; INTERVAL=$2; shift 2 ;;
     --patience) need_value "$@"; PATIENCE=$2; shift 2 ;;
     --max-update) need_value "$@"; MAX_UPDATE=$2; shift 2 ;;
     --fp16) EXTRA+=(--fp16); shift ;;
-    --tag) need_value "$@"; TAG=$2_; shift 2 ;;
+    --tag) need_value "$@"; need_name "$@"; TAG=$2_; shift 2 ;;
     --status) STATUS=1; shift ;;
     --snapshot) SNAPSHOT=1; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
@@ -94,6 +95,7 @@ fi
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
 [ "$README_MD" != default ] || README_MD=$ROOT/examples/lambada/README.md
 cd "$ROOT"
+[ -z "$STOPWORDS_GIVEN" ] || [ -f "$STOPWORDS" ] || die "--stopwords $STOPWORDS: no such file"
 finished() {  # finished NAME: its evaluation and predictions are in the results
   [ -f "$RES/$1.eval.json" ] && [ -f "$RES/$1.pred.jsonl.gz" ]
 }

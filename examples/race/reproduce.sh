@@ -69,7 +69,7 @@ while [ $# -gt 0 ]; do
     --out) need_value "$@"; RES=$(from_caller "$2"); shift 2; [ "$README_MD" != default ] || README_MD="" ;;
     --readme) need_value "$@"; README_MD=$(from_caller "$2"); shift 2 ;;
     --checkpoints) need_value "$@"; CKPTS=$(from_caller "$2"); shift 2 ;;
-    --tag) need_value "$@"; TAG=$2_; shift 2 ;;
+    --tag) need_value "$@"; need_name "$@"; TAG=$2_; shift 2 ;;
     --jobs) need_value "$@"; JOBS=$2; shift 2 ;;
     --max-hours) need_value "$@"; MAX_HOURS=$2; shift 2 ;;
     --pretrained) need_value "$@"; PRETRAINED=$(from_caller "$2"); shift 2 ;;
@@ -92,6 +92,7 @@ need_int --batch-size "$BSZ" 1
 need_int --max-length "$MAXPOS" 8
 need_int --jobs "$JOBS" 1
 need_ints --seeds "$SEEDS"
+[[ $MAX_HOURS =~ ^[0-9]+([.][0-9]+)?$ ]] || die "--max-hours takes a number of hours, got '$MAX_HOURS'"
 [ -f "$DATA/label/$TRAIN_SUBSET.label" ] || die "$DATA/label/$TRAIN_SUBSET.label: no such split (prepare with data-prep/race.sh)"
 [ -f "$DATA/label/$EVAL_SPLIT.label" ] || die "$DATA/label/$EVAL_SPLIT.label: no such split"
 if [ -z "$UPDATES" ]; then
@@ -104,10 +105,6 @@ BLOCK=race-summary
 [ "$RECIPE" = cpu ] || BLOCK=race-gpu-summary
 [ "$RES" != default ] || RES=results/race$([ "$RECIPE" = cpu ] || echo _gpu)
 [ "$README_MD" != default ] || README_MD=examples/race/README.md
-mkdir -p "$RES"
-[ -f "$PRETRAINED/model.pt" ] || fairseq-syntax-convert-bert --out "$PRETRAINED"
-U=$(fairseq-syntax-user-dir)
-THREADS=$(threads_per_job "$JOBS")
 
 system_args() {
   case $1 in
@@ -156,6 +153,11 @@ sys.exit(split != asked and f"error: {path}: scored on {split}; this call asks -
     same_run "$ck/train.log" "$HINT" "${keys[@]}"
   fi
 done; done
+
+mkdir -p "$RES"
+[ -f "$PRETRAINED/model.pt" ] || fairseq-syntax-convert-bert --out "$PRETRAINED"
+U=$(fairseq-syntax-user-dir)
+THREADS=$(threads_per_job "$JOBS")
 
 finetune() {  # finetune SYSTEM SEED
   local system=$1 seed=$2 name ck start shown
