@@ -258,6 +258,13 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
     lambada = ["bash", ROOT / "examples/lambada/reproduce.sh", "--data", tmp_path / "l", "--out", tmp_path / "l"]
     proc = run(lambada + ["--stopwords", "missing.txt"], cwd=tmp_path, check=False)
     assert proc.returncode == 1 and proc.stderr == f"error: --stopwords {tmp_path}/missing.txt: no such file\n"
+    m30 = ["bash", ROOT / "examples/multi30k/reproduce.sh", "--out", tmp_path / "m"]
+    env = {"MULTI30K_DATA": str(tmp_path / "md"), "MULTI30K_CHECKPOINTS": str(tmp_path / "mc")}
+    for args, message in ((["--min-delta", "abc"], "error: --min-delta takes a validation-loss difference, got 'abc'"),
+                          (["--runs", "sgnet"], "error: --runs takes SYSTEM:SEED pairs (sgnet:1 vanilla:2), got 'sgnet'"),
+                          (["--runs", "sgnet:1 sgent:2"], "error: --runs: unknown system sgent (vanilla,")):
+        proc = run(m30 + args, env=env, check=False)
+        assert proc.returncode == 1 and proc.stderr.startswith(message), proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["race"]
 
 

@@ -70,7 +70,11 @@ while [ $# -gt 0 ]; do
 done
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 need_int --jobs "$JOBS" 1; need_int --patience "$PATIENCE"; need_int --max-update "$MAX_UPDATE" 1; need_int --max-len-b "$MAX_LEN_B" 1
-for run in $RUNS; do need_int "--runs (the seed of $run)" "${run##*:}"; done
+[[ $MIN_DELTA =~ ^([0-9]+([.][0-9]*)?|[.][0-9]+)$ ]] || die "--min-delta takes a validation-loss difference, got '$MIN_DELTA'"
+for run in $RUNS; do
+  [[ $run = ?*:* ]] || die "--runs takes SYSTEM:SEED pairs (sgnet:1 vanilla:2), got '$run'"
+  need_int "--runs (the seed of $run)" "${run##*:}"
+done
 console_scripts
 RUN_SUFFIX=""
 if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or join the fp32 ones
@@ -127,7 +131,8 @@ system_flags() {  # system_flags NAME: --task and --arch and what else the syste
     sgnet_random_trees) echo "$sg --heads-suffix randheads" ;;
     sgnet_learn_alpha) echo "$sg --sgnet-learn-alpha" ;;
     sgnet_first_head) echo "$sg --sgnet-subword-mode first_head" ;;
-    *) echo "unknown system $1" >&2; return 1 ;;
+    *) echo "error: --runs: unknown system $1 (vanilla, vanilla_plus1, sgnet, sgnet_random_trees," \
+         "sgnet_learn_alpha, sgnet_first_head)" >&2; return 1 ;;
   esac
 }
 
