@@ -1,8 +1,10 @@
 """bidaf_sa and lambada_reader: model pieces, then real LAMBADA passages through prep -> train -> evaluate."""
+import gzip
 import json
 import re
 import sys
 from argparse import Namespace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,6 +209,13 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
     assert "| converged_sa_early_corefall | 2 |" in text and "(vs converged_sa_early)" in text
     assert "Trained in fp32 on CPU." in text
     assert proc.stderr.count("training to update") >= 4
+    # the checkpoints and data were outside the checkout: what goes into results names them, not this machine's paths
+    kept = tmp_path / "res/converged_sa_early_seed1"
+    log = gzip.decompress(Path(f"{kept}.train.log.gz").read_bytes()).decode()
+    for text in (log, Path(f"{kept}.eval.json").read_text()):
+        assert str(tmp_path) not in text and str(lambada) not in text
+    assert json.loads(Path(f"{kept}.eval.json").read_text())["checkpoint"] == \
+        "<checkpoints>/converged_sa_early_seed1/checkpoint_best.pt"
     again = run(cmd, cwd=tmp_path)
     assert "training to update" not in again.stderr and again.stderr.count("skip") == 4
 

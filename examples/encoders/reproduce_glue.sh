@@ -90,8 +90,8 @@ finetune() {  # finetune TASK ARCH SEED
   local line
   line=$(grep "valid on 'valid' subset" "$ck/valid.log" | tail -n 1)
   [ -n "$line" ] || { echo "[glue] $name: no validation line" >&2; return 1; }
-  keep_log "$ck/train.log" "$RES/$name.train.log.gz"
-  keep_log "$ck/valid.log" "$RES/$name.valid.log.gz"
+  keep_log "$ck/train.log" "$RES/$name.train.log.gz" "$DATA_ROOT" "<data>"
+  keep_log "$ck/valid.log" "$RES/$name.valid.log.gz" "$DATA_ROOT" "<data>"
   local scores  # accuracy and mcc; the options are printed as values, never pasted into sed code
   scores=$(sed -nE "s/.*accuracy ([0-9.]+).*mcc (-?[0-9.]+).*/\1 \2/p" <<< "$line")
   [ -n "$scores" ] || { echo "[glue] $name: no accuracy and mcc in the validation line" >&2; return 1; }

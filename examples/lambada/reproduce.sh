@@ -172,10 +172,12 @@ evaluate() {  # evaluate NAME CK DEST: score CK's best checkpoint on the test sp
   local name=$1 ck=$2 dest=$3
   fairseq-syntax-lambada-eval "$DATA" --path "$ck/checkpoint_best.pt" --split test --json "$ck.eval.json" \
     --predictions "$ck.pred.jsonl" > "$ck.eval.txt" 2>> "$ck.train.log"
-  keep_log "$ck.train.log" "$dest/$name.train.log.gz"
+  local hide=("$CKPTS" "<checkpoints>" "$DATA" "<data>") expr  # --checkpoints or --data outside the checkout
+  keep_log "$ck.train.log" "$dest/$name.train.log.gz" "${hide[@]}"
   atomic "$dest/$name.pred.jsonl.gz" gzip -9 -n -c "$ck.pred.jsonl"
   atomic "$dest/$name.eval.txt" cat "$ck.eval.txt"
-  atomic "$dest/$name.eval.json" cat "$ck.eval.json"
+  expr=$(hide_paths "${hide[@]}") || exit 1
+  atomic "$dest/$name.eval.json" sed -e "$expr" "$ck.eval.json"  # it names the checkpoint it scored
   cat "$dest/$name.eval.txt" >&2
 }
 

@@ -230,7 +230,7 @@ run_one() {  # run_one SYSTEM SEED: train (or resume, or skip when done), then g
       --max-epoch "$epoch" >> "$log" 2>&1 \
       || { echo "[reproduce] $sys seed $seed failed or was stopped; see $log" >&2; return 1; }
   done
-  keep_log "$log" "$RES/logs/${sys}_seed$seed.train.log.gz"
+  keep_log "$log" "$RES/logs/${sys}_seed$seed.train.log.gz" "$CKPTS" "<checkpoints>" "$DATA" "<data>"
   for split in $TESTS; do
     hyp=$RES/hyp/${sys}_seed$seed.$split.de.gz
     [ -f "$hyp" ] && [ "$hyp" -nt "$ck/checkpoint_best.pt" ] && continue
