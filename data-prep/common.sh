@@ -34,6 +34,17 @@ need_name() {
   [[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || die "$1 takes a name of letters, digits, '.', '_' and '-', got '$2'"
 }
 
+# need_block FILE NAME: FILE has the block NAME that the summary writes its table into; asked before anything
+# trains, not after the runs (fairseq_syntax/studies/readme_block.py)
+need_block() {
+  python -c 'import sys
+from fairseq_syntax.studies.readme_block import check_block
+try:
+    check_block(sys.argv[1], sys.argv[2])
+except ValueError as e:
+    sys.exit(f"error: --readme {e}")' "$1" "$2"
+}
+
 # need_int OPTION VALUE [MIN]: VALUE is a whole number of at least MIN (default 0)
 need_int() {
   [[ $2 =~ ^[0-9]+$ ]] || die "$1 takes a whole number, got '$2'"

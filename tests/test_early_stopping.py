@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fairseq_syntax.studies.early_stopping import convergence
-from fairseq_syntax.studies.readme_block import replace_block
+from fairseq_syntax.studies.readme_block import check_block, replace_block
 from fairseq_syntax.studies.seed_statistics import format_p, seed_test
 from fairseq_syntax.studies.training_log import training_setup
 
@@ -261,6 +261,10 @@ def test_readme_block_needs_both_markers_once(tmp_path):
     with pytest.raises(ValueError, match="found at line none"):
         replace_block(f, "t", "x")
     assert f.read_text() == "no markers\n" and not list(tmp_path.glob(".*tmp"))
+    with pytest.raises(ValueError, match="found at line none"):
+        check_block(f, "t")
+    with pytest.raises(ValueError, match=r"missing.md: cannot be read .*\(FileNotFoundError\)"):
+        check_block(tmp_path / "missing.md", "t")
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: --fp16 would train")

@@ -259,7 +259,10 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
             "--pretrained", tmp_path / "minilm"]
     for args, message in ((["--tag", "a/b"], "error: --tag takes a name of letters, digits, '.', '_' and '-', got 'a/b'"),
                           (["--max-hours", "abc"], "error: --max-hours takes a number of hours, got 'abc'"),
-                          (["--systems", "sgnet baselin"], "error: unknown system baselin (baseline, sgnet,")):
+                          (["--systems", "sgnet baselin"], "error: unknown system baselin (baseline, sgnet,"),
+                          # a README without the table's block: known now, not after the runs
+                          (["--readme", data / "train-middle.label"],
+                           f"error: --readme {data / 'train-middle.label'}: needs one '<!-- begin race-summary")):
         proc = run(race + args, check=False)
         assert proc.returncode == 1 and proc.stderr.startswith(message), proc.stderr
     lambada = ["bash", ROOT / "examples/lambada/reproduce.sh", "--data", tmp_path / "l", "--out", tmp_path / "l"]

@@ -89,6 +89,7 @@ SUFFIX=""; [ ${#FP16[@]} -eq 0 ] || SUFFIX=_fp16
 [[ $PRETRAINED = /* ]] || PRETRAINED=$ROOT/$PRETRAINED
 [ "$README_MD" != default ] || { README_MD=""; [ -n "$SUFFIX" ] || README_MD=$ROOT/examples/encoders/README.md; }
 console_scripts
+[ -z "$README_MD" ] || need_block "$README_MD" sla-table-summary
 
 system_args() {  # system_args SYSTEM: what the system's fairseq-train command differs in
   case $1 in

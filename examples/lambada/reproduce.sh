@@ -94,6 +94,7 @@ fi
 [ "$RES" != default ] || RES=$ROOT/results/lambada
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/lambada
 [ "$README_MD" != default ] || README_MD=$ROOT/examples/lambada/README.md
+[ -z "$README_MD" ] || need_block "$README_MD" lambada-summary
 cd "$ROOT"
 [ -z "$STOPWORDS_GIVEN" ] || [ -f "$STOPWORDS" ] || die "--stopwords $STOPWORDS: no such file"
 finished() {  # finished NAME: its evaluation and predictions are in the results

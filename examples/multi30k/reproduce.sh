@@ -84,6 +84,7 @@ if [ ${#FP16[@]} -gt 0 ]; then  # half-precision runs never resume, overwrite or
 fi
 [ "$RES" != default ] || RES=$ROOT/results/multi30k
 [ "$README_MD" != default ] || README_MD=$ROOT/examples/multi30k/README.md
+[ -z "$README_MD" ] || need_block "$README_MD" multi30k-summary
 : "${MULTI30K_DIR:=}"
 if [ -z "$MULTI30K_DIR" ] && [ -f "$ROOT/../shared/data/multi30k/train.en.gz" ]; then
   MULTI30K_DIR=$ROOT/../shared/data/multi30k

@@ -105,6 +105,7 @@ BLOCK=race-summary
 [ "$RECIPE" = cpu ] || BLOCK=race-gpu-summary
 [ "$RES" != default ] || RES=results/race$([ "$RECIPE" = cpu ] || echo _gpu)
 [ "$README_MD" != default ] || README_MD=examples/race/README.md
+[ -z "$README_MD" ] || need_block "$README_MD" "$BLOCK"
 
 system_args() {
   case $1 in

@@ -13,12 +13,13 @@ from pathlib import Path
 from fairseq_syntax.atomic import atomic_path
 
 
-def replace_block(path: Path, name: str, text: str) -> None:
-    """Replace what lies between ``<!-- begin NAME ... -->`` and ``<!-- end NAME -->`` in ``path`` by ``text``.
-
-    Both markers must be there, once each and in that order; the file is rewritten atomically."""
-    path = Path(path)
-    src = path.read_text(encoding="utf-8")
+def _block(path: Path, name: str) -> tuple[str, int, int]:
+    """The file's text and where its block's inside starts and ends; a file without the two markers, once each and
+    in that order, or no such file, is a ValueError that names it."""
+    try:
+        src = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: cannot be read as the file to write the table into ({e.__class__.__name__})") from e
     begin = re.compile(rf"^<!-- begin {re.escape(name)}\b.*-->[ \t]*$", re.M)
     end = re.compile(rf"^<!-- end {re.escape(name)} -->[ \t]*$", re.M)
     b, e = list(begin.finditer(src)), list(end.finditer(src))
@@ -27,7 +28,20 @@ def replace_block(path: Path, name: str, text: str) -> None:
             return ", ".join(str(src.count("\n", 0, m.start()) + 1) for m in ms) or "none"
         raise ValueError(f"{path}: needs one '<!-- begin {name} ... -->' line (found at line {line(b)}) followed by one "
                          f"'<!-- end {name} -->' line (found at line {line(e)}); the generated table goes between them")
-    new = src[: b[0].end()] + "\n" + text.strip("\n") + "\n" + src[e[0].start():]
+    return src, b[0].end(), e[0].start()
+
+
+def check_block(path: Path, name: str) -> None:
+    """Raise the ValueError replace_block would, before a summary spends minutes on work it could not write."""
+    _block(path, name)
+
+
+def replace_block(path: Path, name: str, text: str) -> None:
+    """Replace what lies between ``<!-- begin NAME ... -->`` and ``<!-- end NAME -->`` in ``path`` by ``text``.
+
+    Both markers must be there, once each and in that order; the file is rewritten atomically."""
+    src, start, stop = _block(path, name)
+    new = src[:start] + "\n" + text.strip("\n") + "\n" + src[stop:]
     if new != src:
         with atomic_path(str(path)) as tmp:
             Path(tmp).write_text(new, encoding="utf-8")
