@@ -68,7 +68,7 @@ def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_pa
         "0.150 | 0.200 | |" in md
     assert "gates" not in s["table"]["SST-2"]["baseline"] and (res / "sla_gates.png").stat().st_size > 1000
     assert ("- SST-2, + SLA (tree distance ≤ 3) against BERT-style baseline (roberta_baseline_small): +13.00, Welch p = "
-            in md) and "paired p < 0.05 on 0 of 2 seeds." in md
+            in md) and " on 2 against 2 seeds: not read yet (fewer than 3 seeds a side); paired p < 0.05 on 0 of 2 " in md
     assert ("- CoLA, not yet tested over seeds (fewer than 2 seeds a side); the seeds with a paired p < 0.05: WLA vs "
             "baseline 0 of 1.\n") in md
 
@@ -87,6 +87,28 @@ def test_summary_tests_seeds_on_the_scores_as_evaluated_not_as_printed(tmp_path)
     row = json.loads((res / "summary.json").read_text())["table"]["CoLA"]["sla"]
     assert row["scores"] == [20.0, 20.0] and row["std"] == 0.0
     assert row["vs_baseline"]["welch"]["diff"] == 19.0 and row["vs_baseline"]["welch"]["welch_p"] < 1e-3
+
+
+def test_reading_needs_three_seeds_a_side(tmp_path):
+    """SLA's three seeds lie far above the baseline's: on 3 against 3 they are told apart; WLA's two, as far above,
+    get a Welch p but no verdict, and nothing on 2 seeds is called told apart."""
+    summarize = study_script("examples/encoders/summarize_sla_table.py")
+    res = tmp_path / "res"
+    res.mkdir()
+    gold = ["1"] * 5 + ["0"] * 5
+    for seed, (base, sla) in enumerate(((30.1, 40.2), (30.4, 40.1), (30.2, 40.5)), 1):
+        write_run(res, "CoLA", "baseline", seed, gold, gold, "mcc", base)
+        write_run(res, "CoLA", "sla", seed, gold, gold, "mcc", sla)
+        if seed < 3:
+            write_run(res, "CoLA", "wla", seed, gold, gold, "mcc", sla)
+    assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
+    md = (res / "summary.md").read_text()
+    sla = re.search(r"- CoLA, \+ SLA \(tree distance ≤ 3\) against [^:]*: \+10\.03, Welch p = ([0-9.e-]+): told apart;", md)
+    assert sla and float(sla.group(1)) < 0.001, md
+    wla = re.search(r"- CoLA, \+ WLA \(window i ± 3\) against [^:]*: \+9\.92, Welch p = ([0-9.e-]+) on 2 against 3 "
+                    r"seeds: not read yet \(fewer than 3 seeds a side\);", md)
+    assert wla and float(wla.group(1)) < 0.05, md
+    assert md.count(": told apart;") == 1
 
 
 @pytest.mark.slow
