@@ -267,6 +267,21 @@ def test_readme_block_needs_both_markers_once(tmp_path):
         check_block(tmp_path / "missing.md", "t")
 
 
+@pytest.mark.parametrize("script, block", [("examples/encoders/summarize_sla_table.py", "sla-table-summary"),
+                                           ("examples/lambada/summarize.py", "lambada-summary"),
+                                           ("examples/multi30k/summarize.py", "multi30k-summary"),
+                                           ("examples/race/summarize.py", "race-summary")])
+def test_summarizers_refuse_a_readme_without_their_block_before_reading_results(script, block, tmp_path, capsys):
+    """The results folder does not exist: had the summarizer read it first, its error would be another."""
+    readme = tmp_path / "README.md"
+    readme.write_text("# no block\n")
+    with pytest.raises(SystemExit) as e:
+        study_script(script).main(["--results", str(tmp_path / "none"), "--readme", str(readme)])
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and f"error: {readme}: needs one '<!-- begin {block} ... -->' line" in err, err
+    assert readme.read_text() == "# no block\n"
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is here: --fp16 would train")
 def test_fp16_runs_have_their_own_checkpoints_and_refuse_a_machine_without_a_gpu(tmp_path):
     ck = tmp_path / "ck"

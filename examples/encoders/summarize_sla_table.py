@@ -22,7 +22,7 @@ import numpy as np
 
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
-from fairseq_syntax.studies.readme_block import check_block, replace_block
+from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, matthews, mcnemar_exact,
                                                     paired_bootstrap, seed_test, significant)
@@ -333,11 +333,7 @@ def main(argv=None) -> int:
                    help="the runs the reproduction plans (CoLA_sla_seed1 ...): the summary says how many are finished")
     p.add_argument("--bootstrap", type=int, default=1000)
     a = p.parse_args(argv)
-    if a.readme:  # a README without its block is answered before any work, not after it
-        try:
-            check_block(a.readme, "sla-table-summary")
-        except ValueError as e:
-            p.exit(1, f"summarize_sla_table.py: error: {e}\n")
+    exit_unless_block(p, a.readme, "sla-table-summary")  # answered before any work, not after it
     if not a.results.is_dir():
         p.exit(1, f"summarize_sla_table.py: error: {a.results}: no such folder\n")
     if not any(a.results.glob("*.eval.json")):

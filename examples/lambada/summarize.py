@@ -31,7 +31,7 @@ from pathlib import Path
 
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
-from fairseq_syntax.studies.readme_block import check_block, replace_block
+from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
 from fairseq_syntax.studies.training_log import one_setup, training_setup
@@ -211,11 +211,7 @@ def main(argv=None) -> int:
     p.add_argument("--valid-interval", type=int, default=500, help="the --converge rule's updates between validations")
     p.add_argument("--readme", default=None, help="also write the table into this file's lambada-summary block")
     a = p.parse_args(argv)
-    if a.readme:  # a README without its block is answered before any work, not after it
-        try:
-            check_block(a.readme, "lambada-summary")
-        except ValueError as e:
-            p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
+    exit_unless_block(p, a.readme, "lambada-summary")  # answered before any work, not after it
     res = Path(a.results)
     try:
         runs = {f.name[: -len(".eval.json")]: read_json(f, ROWS) for f in sorted(res.glob("*.eval.json"))}

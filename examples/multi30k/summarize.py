@@ -28,7 +28,7 @@ from pathlib import Path
 
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
-from fairseq_syntax.studies.readme_block import check_block, replace_block
+from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_lines
 from fairseq_syntax.studies.seed_statistics import format_seed_test, seed_test
 from fairseq_syntax.studies.training_log import one_setup, training_setup
@@ -270,11 +270,7 @@ def main(argv=None) -> int:
     p.add_argument("--readme", type=Path, default=None,
                    help="also write the table into this file's multi30k-summary block (examples/multi30k/README.md)")
     args = p.parse_args(argv)
-    if args.readme:  # a README without its block is answered before any work, not after it
-        try:
-            check_block(args.readme, "multi30k-summary")
-        except ValueError as e:
-            p.exit(1, f"examples/multi30k/summarize.py: error: {e}\n")
+    exit_unless_block(p, args.readme, "multi30k-summary")  # answered before any work, not after it
     if not (args.data and args.results):
         p.error("give --data and --results")
     for folder, what in ((args.results, "results"), (args.data / "bin", "prepared data (data-prep/multi30k.sh)")):

@@ -18,7 +18,7 @@ import statistics
 from pathlib import Path
 
 from fairseq_syntax.atomic import atomic_path
-from fairseq_syntax.studies.readme_block import check_block, replace_block
+from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
@@ -181,11 +181,7 @@ def main(argv=None) -> int:
                    help="the README block: race-summary (the CPU budget), race-gpu-summary (the GPU recipe)")
     p.add_argument("--figure", default=None, help="accuracy by question length, baseline against SG-Net (PNG)")
     a = p.parse_args(argv)
-    if a.readme:  # a README without its block is answered before any work, not after it
-        try:
-            check_block(a.readme, a.block)
-        except ValueError as e:
-            p.exit(1, f"examples/race/summarize.py: error: {e}\n")
+    exit_unless_block(p, a.readme, a.block)  # answered before any work, not after it
     results = Path(a.results)
     try:  # a damaged or mismatched results file: its message names it
         runs = load_runs(results, a.tag)

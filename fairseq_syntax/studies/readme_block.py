@@ -36,6 +36,16 @@ def check_block(path: Path, name: str) -> None:
     _block(path, name)
 
 
+def exit_unless_block(parser, path: Path | None, name: str) -> None:
+    """check_block for a summarizer's ``--readme``: no such block ends the command with the parser's error line (exit
+    1) before any work, not with a traceback after it. No ``--readme`` passes."""
+    if path:
+        try:
+            _block(path, name)
+        except ValueError as e:
+            parser.exit(1, f"{parser.prog}: error: {e}\n")
+
+
 def replace_block(path: Path, name: str, text: str) -> None:
     """Replace what lies between ``<!-- begin NAME ... -->`` and ``<!-- end NAME -->`` in ``path`` by ``text``.
 
