@@ -12,7 +12,7 @@ import torch
 
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.studies.readme_block import check_block, replace_block
-from fairseq_syntax.studies.seed_statistics import format_p, seed_test
+from fairseq_syntax.studies.seed_statistics import format_p, holm, seed_test
 from fairseq_syntax.studies.training_log import training_setup
 
 from .conftest import ROOT, run, study_script
@@ -226,6 +226,13 @@ def test_learned_alpha_read_from_a_checkpoint(tmp_path):
     out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha", str(ck)], capture_output=True,
                          text=True)
     assert out.returncode == 1 and f"{ck}: no learned α" in out.stderr and not out.stdout
+
+
+def test_holm_steps_down_and_never_lets_a_larger_p_fall_below_a_smaller_ones():
+    """Sorted 0.01, 0.03, 0.04 of three: 3 x 0.01, 2 x 0.03, then 1 x 0.04 raised to the 0.06 before it."""
+    assert holm({"a": 0.04, "b": 0.01, "c": 0.03}) == {"b": 0.03, "c": 0.06, "a": 0.06}
+    assert holm({"a": 0.5, "b": 0.6}) == {"a": 1.0, "b": 1.0} and holm({}) == {}
+    assert holm({"a": 0.02}) == {"a": 0.02}
 
 
 def test_seed_test_is_welchs_t_test_worked_by_hand():

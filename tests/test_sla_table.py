@@ -103,12 +103,32 @@ def test_reading_needs_three_seeds_a_side(tmp_path):
             write_run(res, "CoLA", "wla", seed, gold, gold, "mcc", sla)
     assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
     md = (res / "summary.md").read_text()
-    sla = re.search(r"- CoLA, \+ SLA \(tree distance ≤ 3\) against [^:]*: \+10\.03, Welch p = ([0-9.e-]+): told apart;", md)
+    sla = re.search(r"- CoLA, \+ SLA \(tree distance ≤ 3\) against [^:]*: \+10\.03, Welch p = ([0-9.e-]+) "
+                    r"\(Holm over 1: [0-9.e-]+\): told apart;", md)
     assert sla and float(sla.group(1)) < 0.001, md
     wla = re.search(r"- CoLA, \+ WLA \(window i ± 3\) against [^:]*: \+9\.92, Welch p = ([0-9.e-]+) on 2 against 3 "
                     r"seeds: not read yet \(fewer than 3 seeds a side\);", md)
     assert wla and float(wla.group(1)) < 0.05, md
     assert md.count(": told apart;") == 1
+    # Holm's family is the comparisons read: SLA's alone, so its adjusted p is its own
+    t = json.loads((res / "summary.json").read_text())["table"]["CoLA"]
+    sla_w, wla_w = t["sla"]["vs_baseline"]["welch"], t["wla"]["vs_baseline"]["welch"]
+    assert sla_w["holm_of"] == 1 and sla_w["holm_p"] == sla_w["welch_p"] and "holm_p" not in wla_w
+
+
+def test_reading_says_when_holms_p_does_not_keep_a_difference(tmp_path):
+    """WLA and SG-Net each 2.5 above a baseline of 30, 31, 32 (Welch t = 3.06 on 4 df, p = 0.038): each is told apart
+    alone, but over the two Holm's p is 0.075."""
+    summarize = study_script("examples/encoders/summarize_sla_table.py")
+    res = tmp_path / "res"
+    res.mkdir()
+    gold = ["1"] * 5 + ["0"] * 5
+    for seed, base in enumerate((30.0, 31.0, 32.0), 1):
+        for system, score in (("baseline", base), ("wla", base + 2.5), ("sgnet", base + 2.5)):
+            write_run(res, "CoLA", system, seed, gold, gold, "mcc", score)
+    assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
+    md = (res / "summary.md").read_text()
+    assert md.count("+2.50, Welch p = 0.038 (Holm over 2: 0.075): told apart, but not by Holm's p;") == 2, md
 
 
 @pytest.mark.slow

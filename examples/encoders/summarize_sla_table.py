@@ -24,7 +24,7 @@ from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
-from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, matthews, mcnemar_exact,
+from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, matthews, mcnemar_exact,
                                                     paired_bootstrap, seed_test, significant)
 from fairseq_syntax.studies.training_log import training_setup
 from fairseq_syntax.text_prep.spans import f1, spans
@@ -137,6 +137,11 @@ def summarize(results: Path, n_boot: int) -> dict:
                     row["gates"]["token_std"] = [round(statistics.mean(g), 3) for g in
                                                  zip(*(g["token_std"] for g in with_gates.values()))]
             table.setdefault(task, {})[system] = row
+    read = {(task, system, ref): w for task, sy in table.items() for system, row in sy.items()
+            for ref in references(system) if (w := row.get(f"vs_{ref}", {}).get("welch"))
+            and w["welch_p"] is not None and min(w["n"]) >= READ_AT}
+    for key, p in holm({key: w["welch_p"] for key, w in read.items()}).items():
+        read[key].update(holm_p=p, holm_of=len(read))  # the family: every Welch test the reading reads
     for systems in runs.values():
         for seeds in systems.values():
             for r in seeds.values():
@@ -211,7 +216,9 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
     out += ["", f"**Reading** (told apart: Welch p < 0.05 over seeds, at least {READ_AT} seeds a side; with 2 a side "
             "Welch's p is printed but not read, because two seeds that happen to agree make a system's spread look "
             "smaller than it is. Each seed that lands is another look at the same question, so a p near 0.05 before "
-            "5 seeds a side is weak):", ""]
+            "5 seeds a side is weak. Beside each p read, Holm's adjustment over every comparison read in the table: "
+            "among that many tests a p below 0.05 comes by chance now and then, and only a Holm p below 0.05 stands "
+            "for the table as a whole):", ""]
     for task in TASKS:
         untested = []  # one line per task for the pairs with too few seeds, not one line each
         for system in SYSTEMS:
@@ -232,8 +239,10 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
                     verdict = (f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)} on {w['n'][0]} against "
                                f"{w['n'][1]} seeds: not read yet (fewer than {READ_AT} seeds a side)")
                 else:
-                    verdict = (f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)}: "
-                               + ("told apart" if w["welch_p"] < 0.05 else "not told apart"))
+                    verdict = (f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)} (Holm over {w['holm_of']}: "
+                               f"{format_p(w['holm_p'], 3)}): "
+                               + ("told apart" if w["welch_p"] < 0.05 else "not told apart")
+                               + (", but not by Holm's p" if w["welch_p"] < 0.05 <= w["holm_p"] else ""))
                 out.append(f"- {task}, {SYSTEMS[system]} against {SYSTEMS[ref]}: {verdict}; paired p < 0.05 on "
                            f"{below} of {len(seeds)} seeds.")
         if untested:

@@ -34,6 +34,17 @@ def seed_test(system: list[float], baseline: list[float]) -> dict | None:
             "welch_p": None if p != p else significant(p), "n": [len(system), len(baseline)]}
 
 
+def holm(pvalues: dict) -> dict:
+    """Holm's step-down adjustment of ``{key: p}`` over all of them: among many tests some p fall below 0.05 by
+    chance, and the adjusted p says which differences would stand for the family as a whole."""
+    order = sorted(pvalues, key=pvalues.get)
+    out, running = {}, 0.0
+    for i, key in enumerate(order):
+        running = max(running, min(1.0, (len(order) - i) * pvalues[key]))
+        out[key] = significant(running)
+    return out
+
+
 def significant(p: float) -> float:
     """p to 3 significant digits: rounding to fixed decimals would store a strong effect as p = 0."""
     return float(f"{p:.3g}")
