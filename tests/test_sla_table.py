@@ -129,6 +129,10 @@ def test_reading_says_when_holms_p_does_not_keep_a_difference(tmp_path):
     assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
     md = (res / "summary.md").read_text()
     assert md.count("+2.50, Welch p = 0.038 (Holm over 2: 0.075): told apart, but not by Holm's p;") == 2, md
+    # every system's seeds spread by 1 around its mean: 5 seeds a side find 2.02 with 80% power
+    d = json.loads((res / "summary.json").read_text())["detectable"]
+    assert d == {"CoLA": {"pooled_sd": 1.0, "df": 6, "seeds": 5, "difference": 2.02}}
+    assert "- CoLA MCC: spread 1.00 (6 df), so a difference of 2.02; the paper's +0.9, +1.3, +0.5." in md
 
 
 @pytest.mark.slow

@@ -24,8 +24,9 @@ from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
-from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, matthews, mcnemar_exact,
-                                                    paired_bootstrap, seed_test, significant)
+from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm, matthews,
+                                                    mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
+                                                    significant)
 from fairseq_syntax.studies.training_log import training_setup
 from fairseq_syntax.text_prep.spans import f1, spans
 
@@ -41,6 +42,7 @@ CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_rando
 # Welch over seeds is read from 3 seeds a side: on 2 a side CoNLL-2003's WLA read -0.26 F1 (p = 0.009), and
 # its third seed took it to -0.11 (p = 0.58) (examples/encoders/LOG.md, 3 December)
 READ_AT = 3
+SEEDS_PLANNED = 5  # the paper's runs per cell, and this table's
 
 
 def references(system: str) -> list[str]:
@@ -49,6 +51,12 @@ def references(system: str) -> list[str]:
 # the paper's Table 1, BERT-base (cased for NER), mean of 5 runs: CoLA MCC, SST-2 accuracy, CoNLL-2003 P / R / F1
 PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3, 92.9, 92.1)),
          "sla": (60.0, 93.3, (91.5, 92.9, 92.2)), "sgnet": (59.2, 93.1, (90.9, 92.6, 91.7))}
+
+
+def paper_score(system: str, task: str) -> float:
+    """The paper's Table 1 number for one cell (CoNLL-2003: F1)."""
+    score = PAPER[system][TASKS.index(task)]
+    return score[2] if task == "CoNLL-2003" else score
 
 
 def curve(log: Path, metric: str) -> list[tuple[int, float]]:
@@ -137,6 +145,12 @@ def summarize(results: Path, n_boot: int) -> dict:
                     row["gates"]["token_std"] = [round(statistics.mean(g), 3) for g in
                                                  zip(*(g["token_std"] for g in with_gates.values()))]
             table.setdefault(task, {})[system] = row
+    detectable = {}  # what SEEDS_PLANNED seeds a side can decide, given the seeds' spread so far
+    for task, systems in runs.items():
+        spread = pooled_sd([[r["_score"] for r in seeds.values()] for seeds in systems.values()])
+        if spread:
+            detectable[task] = {"pooled_sd": round(spread[0], 3), "df": spread[1], "seeds": SEEDS_PLANNED,
+                                "difference": round(detectable_difference(spread[0], SEEDS_PLANNED), 2)}
     read = {(task, system, ref): w for task, sy in table.items() for system, row in sy.items()
             for ref in references(system) if (w := row.get(f"vs_{ref}", {}).get("welch"))
             and w["welch_p"] is not None and min(w["n"]) >= READ_AT}
@@ -147,7 +161,8 @@ def summarize(results: Path, n_boot: int) -> dict:
             for r in seeds.values():
                 r.pop("_rows"), r.pop("_score")
     return {"table": table, "runs": {t: {s: {str(k): v for k, v in seeds.items()} for s, seeds in sy.items()}
-                                     for t, sy in runs.items()}, "paired_bootstrap_resamples": n_boot}
+                                     for t, sy in runs.items()}, "paired_bootstrap_resamples": n_boot,
+            "detectable": detectable}
 
 
 def cell(row: dict | None, task: str) -> str:
@@ -248,6 +263,18 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
         if untested:
             out.append(f"- {task}, not yet tested over seeds (fewer than 2 seeds a side); the seeds with a paired "
                        f"p < 0.05: " + ", ".join(untested) + ".")
+    if summary.get("detectable"):
+        out += ["", f"What {SEEDS_PLANNED} seeds a side can decide: the smallest difference Welch's test finds with "
+                f"80% power (two-sided 0.05, equal spreads), from the seeds' spread so far (pooled over the systems, "
+                "each around its own mean), beside the paper's differences from its BERT (WLA, SLA, SG-Net):", ""]
+        for task in TASKS:
+            d = summary["detectable"].get(task)
+            if d:
+                paper = ", ".join(f"{paper_score(s, task) - paper_score('baseline', task):+.1f}"
+                                  for s in ("wla", "sla", "sgnet"))
+                name = {"mcc": "MCC", "accuracy": "accuracy", "f1": "F1"}[METRIC[task]]
+                out.append(f"- {task} {name}: spread {d['pooled_sd']:.2f} ({d['df']} df), so a difference of "
+                           f"{d['difference']:.2f}; the paper's {paper}.")
     gated = [(task, system, row["gates"]) for task in TASKS for system, row in t.get(task, {}).items() if "gates" in row]
     if gated:
         layers = len(gated[0][2]["mean"])

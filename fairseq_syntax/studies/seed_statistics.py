@@ -45,6 +45,33 @@ def holm(pvalues: dict) -> dict:
     return out
 
 
+def pooled_sd(groups: list[list[float]]) -> tuple[float, int] | None:
+    """The seed-to-seed spread pooled over systems (each around its own mean) and its degrees of freedom; None
+    without a system of 2 seeds. One system's 3 seeds estimate a spread poorly; several together less so."""
+    df = sum(len(g) - 1 for g in groups if len(g) > 1)
+    if not df:
+        return None
+    return math.sqrt(sum(statistics.variance(g) * (len(g) - 1) for g in groups if len(g) > 1) / df), df
+
+
+def detectable_difference(sd: float, seeds: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest difference of means a two-sided t-test at ``alpha`` finds with probability ``power`` from
+    ``seeds`` seeds a side of spread ``sd`` (equal spreads, the noncentral t): what a budget of seeds can decide."""
+    from scipy.optimize import brentq
+    from scipy.stats import nct, t
+
+    df, se = 2 * seeds - 2, sd * math.sqrt(2 / seeds)
+    crit = t.ppf(1 - alpha / 2, df)
+
+    def short(nc: float) -> float:  # how far the power at noncentrality nc falls short of `power`
+        return nct.sf(crit, df, nc) + (nct.cdf(-crit, df, nc) if nc < 5 else 0.0) - power  # far tail: NaN, ~0
+
+    hi = 1.0
+    while short(hi) < 0:
+        hi *= 2
+    return brentq(short, 0.0, hi) * se
+
+
 def significant(p: float) -> float:
     """p to 3 significant digits: rounding to fixed decimals would store a strong effect as p = 0."""
     return float(f"{p:.3g}")
