@@ -231,7 +231,7 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
     out += ["", f"**Reading** (told apart: Welch p < 0.05 over seeds, at least {READ_AT} seeds a side; with 2 a side "
             "Welch's p is printed but not read, because two seeds that happen to agree make a system's spread look "
             "smaller than it is. Each seed that lands is another look at the same question, so a p near 0.05 before "
-            "5 seeds a side is weak. Beside each p read, Holm's adjustment over every comparison read in the table: "
+            f"{SEEDS_PLANNED} seeds a side is weak. Beside each p read, Holm's adjustment over every comparison read in the table: "
             "among that many tests a p below 0.05 comes by chance now and then, and only a Holm p below 0.05 stands "
             "for the table as a whole):", ""]
     for task in TASKS:
