@@ -231,9 +231,9 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
     out += ["", f"**Reading** (told apart: Welch p < 0.05 over seeds, at least {READ_AT} seeds a side; with 2 a side "
             "Welch's p is printed but not read, because two seeds that happen to agree make a system's spread look "
             "smaller than it is. Each seed that lands is another look at the same question, so a p near 0.05 before "
-            f"{SEEDS_PLANNED} seeds a side is weak. Beside each p read, Holm's adjustment over every comparison read in the table: "
-            "among that many tests a p below 0.05 comes by chance now and then, and only a Holm p below 0.05 stands "
-            "for the table as a whole):", ""]
+            f"{SEEDS_PLANNED} seeds a side is weak. Beside each p read, Holm's adjustment over every comparison read "
+            "in the table: among that many tests a p below 0.05 comes by chance now and then, and only a Holm p below "
+            "0.05 stands for the table as a whole):", ""]
     for task in TASKS:
         untested = []  # one line per task for the pairs with too few seeds, not one line each
         for system in SYSTEMS:
@@ -250,7 +250,7 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
                     continue
                 if w["welch_p"] is None:
                     verdict = f"{w['diff']:+.2f}, no Welch p (neither side varies over seeds)"
-                elif min(w["n"]) < READ_AT:
+                elif "holm_p" not in w:  # summarize() reads a test only from READ_AT seeds a side
                     verdict = (f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)} on {w['n'][0]} against "
                                f"{w['n'][1]} seeds: not read yet (fewer than {READ_AT} seeds a side)")
                 else:
