@@ -495,6 +495,7 @@ pool_reap() {  # the ended jobs leave the pool, their status counted (bash keeps
 }
 pool_start() {
   local n=$1; shift
+  trap 'pool_stop 130' INT; trap 'pool_stop 143' TERM
   pool_reap
   while [ "$POOL_RUNNING" -ge "$n" ]; do sleep 0.2; pool_reap; done
   "$@" &
@@ -502,6 +503,40 @@ pool_start() {
   POOL_RUNNING=${#POOL_PIDS[@]}
 }
 pool_wait() { pool_reap; while [ "$POOL_RUNNING" -gt 0 ]; do sleep 0.2; pool_reap; done; }
+
+# Ctrl-C, `timeout` or a scheduler's TERM stops the pool's jobs with the script, and the script ends only once they
+# have: a background job's shell ignores SIGINT, so it went on (its next run, its evaluation) after the script ended,
+# and a training stopped by SIGINT still wrote its traceback while what it had written was packed (gpu_lease.sh).
+pool_stop() {  # pool_stop STATUS: TERM to every job and what it started, KILL after 10 s, then exit STATUS
+  trap '' INT TERM
+  local pids=() alive=() p i
+  for p in "${POOL_PIDS[@]}"; do mapfile -t -O "${#pids[@]}" pids < <(process_tree "$p"); done
+  [ "${#pids[@]}" = 0 ] || kill -TERM "${pids[@]}" 2> /dev/null
+  for ((i = 0; i < 50; i++)); do
+    for p in "${POOL_PIDS[@]}"; do wait "$p" 2> /dev/null; done  # the jobs' own shells: no zombie left behind
+    alive=(); for p in "${pids[@]}"; do process_alive "$p" && alive+=("$p"); done
+    [ "${#alive[@]}" = 0 ] && break
+    sleep 0.2
+  done
+  [ "${#alive[@]}" = 0 ] || kill -KILL "${alive[@]}" 2> /dev/null
+  log "stopped (signal $((${1} - 128))); the runs' checkpoints stay, run again to resume"
+  exit "$1"
+}
+process_tree() {  # process_tree PID: PID and all its descendants, read from /proc (no procps needed)
+  local stat rest children=() c
+  echo "$1"
+  for stat in /proc/[0-9]*/stat; do
+    { read -r rest < "$stat"; } 2> /dev/null || continue
+    rest=${rest##*) }  # after the command name, which may hold spaces and parentheses
+    set -- "$1" $rest
+    [ "$3" = "$1" ] && children+=("${stat//[^0-9]/}")
+  done
+  for c in ${children[@]+"${children[@]}"}; do process_tree "$c"; done
+}
+process_alive() {  # running or sleeping, not a zombie waiting for its parent
+  local s; { read -r s < "/proc/$1/stat"; } 2> /dev/null || return 1
+  s=${s##*) }; [ "${s%% *}" != Z ]
+}
 
 # threads_per_job JOBS: the CPU threads each of JOBS side-by-side trainings gets, so that the cores are split
 # among them and none is left idle when fewer jobs than cores run (one run alone on 2 cores: 2 threads)

@@ -5,7 +5,9 @@ import gzip
 import json
 import math
 import subprocess
+import pathlib
 import sys
+import time
 
 import pytest
 import torch
@@ -350,6 +352,44 @@ def test_side_by_side_runs_fill_the_slot_of_whichever_run_ends_first(tmp_path):
     """
     out = run(["bash", "-c", script, "_", str(tmp_path)]).stdout
     assert out.split() == ["1", "0"] and (tmp_path / "order").read_text().split() == ["short1", "short2", "long"]
+
+
+def test_a_stopped_pool_ends_only_after_its_jobs_and_what_they_started(tmp_path):
+    """`timeout --signal=INT` (gpu_lease.sh's time limit, or Ctrl-C) on a study: its jobs' shells ignore SIGINT, and
+    a training that takes a while to die still wrote into its log while the logs were packed (CI of stop 79). The
+    script must return only when no job and no process a job started is left, and no job goes on to its next step."""
+    script = f"""source "{ROOT}/data-prep/common.sh"
+    d=$1
+    train() {{  # a training that writes its log for 2 s after SIGINT, as fairseq-train's traceback does
+      python3 -c "import os, sys, time
+open(sys.argv[1] + '/pid.' + sys.argv[2], 'w').write(str(os.getpid()))
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    for _ in range(20): open(sys.argv[1] + '/log', 'a').write('x'); time.sleep(0.1)" "$d" "$1"
+      echo "evaluated $1" >> "$d/log"
+    }}
+    pool_start 2 train 1
+    pool_start 2 train 2
+    pool_wait
+    """
+    out = run(["timeout", "--signal=INT", "--kill-after=20", "2", "bash", "-c", script, "_", str(tmp_path)],
+              check=False)
+    assert out.returncode == 124 and "stopped (signal 2); the runs' checkpoints stay" in out.stderr, out.stderr
+    left = (tmp_path / "log").read_text() if (tmp_path / "log").exists() else ""
+    pids = [int((tmp_path / f"pid.{i}").read_text()) for i in (1, 2)]
+    time.sleep(0.5)
+    assert "evaluated" not in left and (tmp_path / "log").exists() == bool(left)
+    assert ((tmp_path / "log").read_text() if left else "") == left  # nothing wrote after the script ended
+    assert not [p for p in pids if alive(p)]
+
+
+def alive(pid):
+    """Running or sleeping: a killed process stays in /proc as a zombie until whoever adopted it reaps it."""
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def test_kept_logs_hold_no_machine_paths(tmp_path):
