@@ -511,14 +511,14 @@ pool_stop() {  # pool_stop STATUS: TERM to every job and what it started, KILL a
   trap '' INT TERM
   local pids=() alive=() p i
   for p in "${POOL_PIDS[@]}"; do mapfile -t -O "${#pids[@]}" pids < <(process_tree "$p"); done
-  [ "${#pids[@]}" = 0 ] || kill -TERM "${pids[@]}" 2> /dev/null
+  kill -TERM "${pids[@]}" 2> /dev/null || true  # (the studies run under set -e) some may have ended already
   for ((i = 0; i < 50; i++)); do
-    for p in "${POOL_PIDS[@]}"; do wait "$p" 2> /dev/null; done  # the jobs' own shells: no zombie left behind
+    for p in "${POOL_PIDS[@]}"; do wait "$p" 2> /dev/null || true; done  # the jobs' own shells: no zombie left behind
     alive=(); for p in "${pids[@]}"; do process_alive "$p" && alive+=("$p"); done
     [ "${#alive[@]}" = 0 ] && break
     sleep 0.2
   done
-  [ "${#alive[@]}" = 0 ] || kill -KILL "${alive[@]}" 2> /dev/null
+  [ "${#alive[@]}" = 0 ] || kill -KILL "${alive[@]}" 2> /dev/null || true
   log "stopped (signal $((${1} - 128))); the runs' checkpoints stay, run again to resume"
   exit "$1"
 }

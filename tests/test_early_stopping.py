@@ -358,7 +358,8 @@ def test_a_stopped_pool_ends_only_after_its_jobs_and_what_they_started(tmp_path)
     """`timeout --signal=INT` (gpu_lease.sh's time limit, or Ctrl-C) on a study: its jobs' shells ignore SIGINT, and
     a training that takes a while to die still wrote into its log while the logs were packed (CI of stop 79). The
     script must return only when no job and no process a job started is left, and no job goes on to its next step."""
-    script = f"""source "{ROOT}/data-prep/common.sh"
+    script = f"""set -euo pipefail  # as the studies run
+    source "{ROOT}/data-prep/common.sh"
     d=$1
     train() {{  # a training that writes its log for 2 s after SIGINT, as fairseq-train's traceback does
       python3 -c "import os, sys, time
