@@ -339,6 +339,7 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
                                              "--jobs", "1"]
     cut = run(there + ["second", "45"] + longer, cwd=device, env=env, timeout=300)
     assert "ended with 124 (124: the time limit)" in cut.stderr and "1 finished runs in" in cut.stderr, cut.stderr
+    assert "stopped (signal 2); the runs' checkpoints stay" in cut.stderr, cut.stderr  # the pool waited for its runs
     assert (device / "work/gpu-lease/checkpoints/CoNLL-2003_baseline_seed2/train.log").exists()  # it was training
     left = subprocess.run(["pgrep", "-f", str(device / "work/gpu-lease/checkpoints")], capture_output=True, text=True)
     assert left.stdout == "", left.stdout
