@@ -510,7 +510,7 @@ pool_wait() { pool_reap; while [ "$POOL_RUNNING" -gt 0 ]; do sleep 0.2; pool_rea
 pool_stop() {  # pool_stop STATUS: TERM to every job and what it started, KILL after 10 s, then exit STATUS
   trap '' INT TERM
   local pids=() alive=() p i
-  for p in "${POOL_PIDS[@]}"; do mapfile -t -O "${#pids[@]}" pids < <(process_tree "$p"); done
+  mapfile -t pids < <(process_tree ${POOL_PIDS[@]+"${POOL_PIDS[@]}"})
   kill -TERM "${pids[@]}" 2> /dev/null || true  # (the studies run under set -e) some may have ended already
   for ((i = 0; i < 50; i++)); do
     for p in "${POOL_PIDS[@]}"; do wait "$p" 2> /dev/null || true; done  # the jobs' own shells: no zombie left behind
@@ -522,21 +522,25 @@ pool_stop() {  # pool_stop STATUS: TERM to every job and what it started, KILL a
   log "stopped (signal $((${1} - 128))); the runs' checkpoints stay, run again to resume"
   exit "$1"
 }
-process_tree() {  # process_tree PID: PID and all its descendants, read from /proc (no procps needed)
-  local stat rest children=() c
-  echo "$1"
+# proc_fields FILE: PROC_FIELDS=(state ppid ...), the fields of a /proc/PID/stat after the command name, which may
+# hold spaces and parentheses; returns 1 once the process is gone
+proc_fields() {
+  local s; { read -r s < "$1"; } 2> /dev/null || return 1
+  read -r -a PROC_FIELDS <<< "${s##*) }"
+}
+process_tree() {  # process_tree PID...: these and all their descendants, from one read of /proc (no procps needed)
+  local stat p todo=("$@")
+  local -A kids=()
   for stat in /proc/[0-9]*/stat; do
-    { read -r rest < "$stat"; } 2> /dev/null || continue
-    rest=${rest##*) }  # after the command name, which may hold spaces and parentheses
-    set -- "$1" $rest
-    [ "$3" = "$1" ] && children+=("${stat//[^0-9]/}")
+    proc_fields "$stat" && kids[${PROC_FIELDS[1]}]+=" ${stat//[^0-9]/}"
   done
-  for c in ${children[@]+"${children[@]}"}; do process_tree "$c"; done
+  while [ "${#todo[@]}" -gt 0 ]; do
+    p=${todo[0]}; echo "$p"
+    # shellcheck disable=SC2206
+    todo=("${todo[@]:1}" ${kids[$p]:-})
+  done
 }
-process_alive() {  # running or sleeping, not a zombie waiting for its parent
-  local s; { read -r s < "/proc/$1/stat"; } 2> /dev/null || return 1
-  s=${s##*) }; [ "${s%% *}" != Z ]
-}
+process_alive() { proc_fields "/proc/$1/stat" && [ "${PROC_FIELDS[0]}" != Z ]; }  # not a zombie awaiting its parent
 
 # threads_per_job JOBS: the CPU threads each of JOBS side-by-side trainings gets, so that the cores are split
 # among them and none is left idle when fewer jobs than cores run (one run alone on 2 cores: 2 threads)

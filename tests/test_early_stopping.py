@@ -4,8 +4,8 @@ import argparse
 import gzip
 import json
 import math
-import subprocess
 import pathlib
+import subprocess
 import sys
 import time
 
@@ -377,11 +377,12 @@ except KeyboardInterrupt:
     out = run(["timeout", "--signal=INT", "--kill-after=20", "2", "bash", "-c", script, "_", str(tmp_path)],
               check=False)
     assert out.returncode == 124 and "stopped (signal 2); the runs' checkpoints stay" in out.stderr, out.stderr
-    left = (tmp_path / "log").read_text() if (tmp_path / "log").exists() else ""
+    log = tmp_path / "log"
+    left = log.read_text() if log.exists() else None
     pids = [int((tmp_path / f"pid.{i}").read_text()) for i in (1, 2)]
     time.sleep(0.5)
-    assert "evaluated" not in left and (tmp_path / "log").exists() == bool(left)
-    assert ((tmp_path / "log").read_text() if left else "") == left  # nothing wrote after the script ended
+    assert (log.read_text() if log.exists() else None) == left  # nothing wrote after the script ended
+    assert "evaluated" not in (left or "")
     assert not [p for p in pids if alive(p)]
 
 
