@@ -88,13 +88,14 @@ try_lock() {
 }
 
 # lock_out [wait]: this run is the only one writing into $OUT; a second one stops naming the first (or, with
-# 'wait', waits for it: the job-array tasks of wmt14.sh --shard)
+# 'wait', waits for it and then resumes, its finished stages skipped: --wait, and the job-array tasks of
+# wmt14.sh --shard)
 lock_out() {
   mkdir -p "$OUT"
   exec 9>> "$OUT/.lock"
   if ! try_lock 9 "$OUT/.lock"; then
     local holder; holder=$(cat "$OUT/.lock" 2> /dev/null)
-    [ "${1:-}" = wait ] || die "$OUT: another preparation (${holder:-a running process}) is writing there; wait for it to finish or give another --out"
+    [ "${1:-}" = wait ] || die "$OUT: another preparation (${holder:-a running process}) is writing there; wait for it to finish (--wait), or give another --out"
     log "$OUT: waiting for ${holder:-another preparation} to finish its stages"
     flock 9
   fi

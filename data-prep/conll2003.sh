@@ -3,7 +3,7 @@
 # for --task syntax_token_labeling (one tag per word, predicted at the word's first WordPiece).
 #
 #   bash data-prep/conll2003.sh [--conll-dir DIR] [--out DIR] [--pretrained DIR] [--parser auto|stanza|spacy]
-#                               [--workers N] [--max-train N] [--max-eval N] [--random-trees SEED]
+#                               [--workers N] [--max-train N] [--max-eval N] [--random-trees SEED] [--wait]
 #
 # --conll-dir (or $CONLL2003_DIR) holds train.txt, valid.txt and test.txt (the shared task's distribution,
 # which needs the Reuters agreement: there is no public download). The parser parses the corpus tokens as
@@ -23,6 +23,7 @@ WORKERS=2
 MAX_TRAIN=0
 MAX_EVAL=0
 RANDOM_TREES=
+WAIT=
 while [ $# -gt 0 ]; do
   case $1 in
     --conll-dir) need_value "$@"; DIR=$2; shift 2 ;;
@@ -33,6 +34,7 @@ while [ $# -gt 0 ]; do
     --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
     --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
     --random-trees) need_value "$@"; RANDOM_TREES=$2; shift 2 ;;
+    --wait) WAIT=wait; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -44,7 +46,7 @@ need_int --max-train "$MAX_TRAIN"
 need_int --max-eval "$MAX_EVAL"
 [ -z "$RANDOM_TREES" ] || need_int --random-trees "$RANDOM_TREES"
 quick_slice MAX_TRAIN 160 MAX_EVAL 40
-lock_out
+lock_out "$WAIT"
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SPLITS=(train valid test)

@@ -4,7 +4,7 @@
 #
 #   bash data-prep/glue.sh --task CoLA|SST-2|MRPC|RTE|QNLI|QQP|MNLI|STS-B|WNLI [--glue-dir DIR] [--out DIR]
 #                          [--pretrained DIR] [--parser auto|stanza|spacy] [--workers N]
-#                          [--max-train N] [--max-eval N]
+#                          [--max-train N] [--max-eval N] [--wait]
 #
 # --glue-dir (or $GLUE_DIR) holds TASK/train.tsv and TASK/dev.tsv; without it they are downloaded from
 # dl.fbaipublicfiles.com/glue/data. --pretrained is a directory written by fairseq-syntax-convert-bert
@@ -23,6 +23,7 @@ PARSER=auto
 WORKERS=2
 MAX_TRAIN=0
 MAX_EVAL=0
+WAIT=
 while [ $# -gt 0 ]; do
   case $1 in
     --task) need_value "$@"; TASK=$2; shift 2 ;;
@@ -33,6 +34,7 @@ while [ $# -gt 0 ]; do
     --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
     --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
     --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
+    --wait) WAIT=wait; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -45,7 +47,7 @@ need_int --max-train "$MAX_TRAIN"
 need_int --max-eval "$MAX_EVAL"
 quick_slice MAX_TRAIN 160 MAX_EVAL 40
 OUT=${OUT:-work/glue/$TASK}
-lock_out
+lock_out "$WAIT"
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SPLITS=(train valid)

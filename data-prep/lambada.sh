@@ -4,7 +4,7 @@
 #
 #   bash data-prep/lambada.sh [--lambada-dir DIR] [--novels DIR] [--novel-passages N] [--train-sample N]
 #                             [--coref neuralcoref|stanza|jsonl] [--chains-dir DIR] [--parser auto|stanza|spacy]
-#                             [--workers N] [--coref-env DIR] [--coref-wheels DIR] [--max-eval N] [--out DIR]
+#                             [--workers N] [--coref-env DIR] [--coref-wheels DIR] [--max-eval N] [--out DIR] [--wait]
 #
 # Splits: train = the RC-style training passages (--lambada-dir/chu_sample_train.txt, or the full
 # lambada-train-valid set when downloaded) plus --novel-passages passages cut from raw novels (--novels,
@@ -35,6 +35,7 @@ COREF_ENV=work/coref-env
 COREF_WHEELS=${FAIRSEQ_SYNTAX_COREF_WHEELS:-}
 MAX_EVAL=0
 OUT=work/lambada
+WAIT=
 while [ $# -gt 0 ]; do
   case $1 in
     --lambada-dir) need_value "$@"; LAMBADA=$2; shift 2 ;;
@@ -49,6 +50,7 @@ while [ $# -gt 0 ]; do
     --coref-wheels) need_value "$@"; COREF_WHEELS=$2; shift 2 ;;
     --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
     --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --wait) WAIT=wait; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -61,7 +63,7 @@ need_int --workers "$WORKERS" 1
 need_int --max-eval "$MAX_EVAL"
 quick_slice TRAIN_SAMPLE 150 MAX_EVAL 40
 [ -z "$NOVELS" ] || [ -d "$NOVELS" ] || die "--novels $NOVELS: no such folder"
-lock_out
+lock_out "$WAIT"
 [ "$COREF" != jsonl ] || [ -n "$CHAINS_DIR" ] || die "--coref jsonl needs --chains-dir"
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH" OMP_NUM_THREADS=1 MKL_NUM_THREADS=1

@@ -2,7 +2,7 @@
 # Multi30k (task 1) EN->DE, from the upstream files to binarized text plus source dependency heads.
 #
 #   bash data-prep/multi30k.sh [--local-dir DIR] [--out DIR] [--parser auto|stanza|spacy]
-#                              [--bpe-merges N] [--workers N] [--max-train N] [--max-eval N]
+#                              [--bpe-merges N] [--workers N] [--max-train N] [--max-eval N] [--wait]
 #
 # Without --local-dir (or $MULTI30K_DIR) the raw files are downloaded from github.com/multi30k/dataset.
 # Every upstream test set that can be had (from --local-dir, else downloaded) becomes a binarized split against
@@ -24,6 +24,7 @@ WORKERS=2
 MAX_TRAIN=0
 MAX_EVAL=0
 URL=https://raw.githubusercontent.com/multi30k/dataset/a3d2e0d/data/task1/raw
+WAIT=
 while [ $# -gt 0 ]; do
   case $1 in
     --local-dir) need_value "$@"; LOCAL_DIR=$2; shift 2 ;;
@@ -33,6 +34,7 @@ while [ $# -gt 0 ]; do
     --workers) need_value "$@"; WORKERS=$2; shift 2 ;;
     --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
     --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
+    --wait) WAIT=wait; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -47,7 +49,7 @@ quick_slice MAX_TRAIN 300 MAX_EVAL 30
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
 SRC=en; TGT=de
-lock_out
+lock_out "$WAIT"
 TEXT_DIR=tok
 mkdir -p "$OUT"/{raw,tok,parse,bpe}
 TEST_SETS=(test_2016_flickr test_2017_flickr test_2018_flickr test_2017_mscoco)

@@ -5,7 +5,7 @@
 #
 #   bash data-prep/race.sh [--race PATH] [--out DIR] [--pretrained DIR] [--levels middle|high|both]
 #                          [--parser auto|stanza|spacy] [--workers N] [--max-train N] [--max-eval N]
-#                          [--random-trees SEED]
+#                          [--random-trees SEED] [--wait]
 #
 # --race (or $RACE_DIR) is RACE.tar.gz or the extracted RACE/ folder; without it the official archive is
 # downloaded from www.cs.cmu.edu/~glai1/data/race/ (non-commercial research use only; cite Lai et al. 2017).
@@ -31,6 +31,7 @@ MAX_TRAIN=0
 MAX_EVAL=0
 RANDOM_TREES=
 URL=http://www.cs.cmu.edu/~glai1/data/race/RACE.tar.gz
+WAIT=
 while [ $# -gt 0 ]; do
   case $1 in
     --race) need_value "$@"; RACE=$2; shift 2 ;;
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
     --max-train) need_value "$@"; MAX_TRAIN=$2; shift 2 ;;
     --max-eval) need_value "$@"; MAX_EVAL=$2; shift 2 ;;
     --random-trees) need_value "$@"; RANDOM_TREES=$2; shift 2 ;;
+    --wait) WAIT=wait; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -56,7 +58,7 @@ quick_slice MAX_TRAIN 24 MAX_EVAL 16
 [ -z "$RACE" ] || [ -e "$RACE" ] || die "--race $RACE: no such file or folder"
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"
-lock_out
+lock_out "$WAIT"
 mkdir -p "$OUT"/{raw,parse}
 ensure_pretrained
 

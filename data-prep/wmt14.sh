@@ -3,7 +3,7 @@
 #
 #   bash data-prep/wmt14.sh [--mirror DIR] [--out DIR] [--parser stanza|spacy|conllu] [--conllu-dir DIR]
 #        [--nc v9|v12] [--bpe-merges N] [--workers N] [--shard-size N] [--shard i/N] [--until STAGE]
-#        [--train-prefixes "P1 P2 ..."] [--dev-prefix P] [--max-lines N]
+#        [--train-prefixes "P1 P2 ..."] [--dev-prefix P] [--max-lines N] [--wait]
 #
 # Follows fairseq's examples/translation/prepare-wmt14en2de.sh: Europarl v7 + Common Crawl + News
 # Commentary (v9 by default, as WMT14; v12 as an option) for training, newstest2013 as the dev set (as the
@@ -38,6 +38,7 @@ UNTIL=
 TRAIN_PREFIXES=
 DEV_PREFIX=
 MAX_LINES=0
+WAIT=
 while [ $# -gt 0 ]; do
   case $1 in
     --mirror) need_value "$@"; MIRROR=$2; shift 2 ;;
@@ -53,6 +54,7 @@ while [ $# -gt 0 ]; do
     --train-prefixes) need_value "$@"; TRAIN_PREFIXES=$2; shift 2 ;;
     --dev-prefix) need_value "$@"; DEV_PREFIX=$2; shift 2 ;;
     --max-lines) need_value "$@"; MAX_LINES=$2; shift 2 ;;
+    --wait) WAIT=wait; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -81,7 +83,7 @@ export PATH="$BIN:$PATH"
 SRC=en; TGT=de
 SPLITS=(train valid test)
 # the tasks of a job array (--shard) wait for each other through the stages before parsing, then parse apart
-if [ -n "$SHARD" ]; then lock_out wait; else lock_out; fi
+if [ -n "$SHARD" ]; then lock_out wait; else lock_out "$WAIT"; fi
 TEXT_DIR=clean
 mkdir -p "$OUT"/{orig,raw,tok,clean,parse,bpe}
 

@@ -1,6 +1,7 @@
 """The CLIs and data-prep scripts on real data: no input is overwritten, a pipe is read once, options are
 checked where they enter, a re-run with other options or inputs redoes what they shaped, an empty corpus is
 an error, and one run at a time writes into an output folder (issue: trust, round 3)."""
+import fcntl
 import gzip
 import os
 import shutil
@@ -357,6 +358,37 @@ def test_two_preparations_into_one_folder_do_not_mix(tmp_path):
     first.wait(timeout=600)
     err = (tmp_path / "first.log").read_text()
     assert first.returncode == 0 and "(train 30 pairs" in err, err[-3000:]
+
+
+@pytest.mark.slow
+def test_a_preparation_told_to_wait_resumes_after_the_other(tmp_path):
+    """Two reproductions started together on a fresh folder: the second waits, then skips the first's stages."""
+    out = tmp_path / "o"
+    multi30k(out, "--max-train", "30", "--bpe-merges", "200")
+    with open(out / ".lock", "a+") as lock:  # another preparation, held here for as long as the test likes
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.truncate(0)
+        lock.write("pid 4711, multi30k.sh, started 2026-12-03 18:00:00\n")
+        lock.flush()
+        refused = multi30k(out, "--max-train", "30", "--bpe-merges", "200", check=False)
+        assert refused.returncode == 1 and "another preparation (pid 4711" in refused.stderr
+        assert "(--wait)" in refused.stderr
+        log = tmp_path / "waiting.log"
+        waiting = subprocess.Popen(["bash", ROOT / "data-prep/multi30k.sh", "--local-dir", SHARED_DATA / "multi30k",
+                                    "--out", out, "--parser", "spacy", "--workers", "1", "--max-train", "30",
+                                    "--max-eval", "5", "--bpe-merges", "200", "--wait"],
+                                   env=dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}"),
+                                   stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+        for _ in range(300):
+            if "waiting for pid 4711" in log.read_text():
+                break
+            time.sleep(0.1)
+        time.sleep(1)
+        assert waiting.poll() is None and "skip" not in log.read_text(), log.read_text()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    assert waiting.wait(timeout=300) == 0, log.read_text()[-3000:]
+    err = log.read_text()
+    assert err.count("(done)") == 6 and "(train 30 pairs" in err, err[-3000:]
 
 
 @pytest.mark.slow

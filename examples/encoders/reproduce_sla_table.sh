@@ -209,10 +209,10 @@ for task in $TASKS; do
     log "[table] $task: using the data prepared in $out"
   elif [ "$task" = CoNLL-2003 ]; then
     bash data-prep/conll2003.sh --conll-dir "${CONLL2003_DIR:-$ROOT/../shared/data/conll2003}" --out "$out" \
-      --pretrained "$PRETRAINED" --parser spacy --workers "$JOBS" --random-trees 1
+      --pretrained "$PRETRAINED" --parser spacy --workers "$JOBS" --random-trees 1 --wait
   else
     bash data-prep/glue.sh --task "$task" --glue-dir "${GLUE_DIR:-$ROOT/../shared/data/glue}" --out "$out" \
-      --pretrained "$PRETRAINED" --parser spacy --workers "$JOBS"
+      --pretrained "$PRETRAINED" --parser spacy --workers "$JOBS" --wait
   fi
 done
 U=$(fairseq-syntax-user-dir)
