@@ -250,11 +250,12 @@ fresh_dir() { remove_owned "$1"; mkdir -p "$1" && : > "$1/$OWNED"; }
 # install_dir TMP DEST: TMP (from fresh_dir) takes the place of DEST, which must be data-prep's or absent
 install_dir() { remove_owned "$2"; mv "$1" "$2"; }
 
-# atomic OUTFILE COMMAND...: COMMAND writes to stdout; OUTFILE appears only when it succeeds
+# atomic OUTFILE COMMAND...: COMMAND writes to stdout; OUTFILE appears only when it succeeds. The temporary goes
+# with a stop too (TERM from a pool's stop, Ctrl-C): the subshell's EXIT trap runs on those signals
 atomic() {
   local out=$1; shift
-  "$@" > "$out.tmp.$$" || { rm -f "$out.tmp.$$"; die "failed while writing $out"; }
-  mv -f "$out.tmp.$$" "$out"
+  ( trap 'rm -f "$out.tmp.$$"' EXIT
+    "$@" > "$out.tmp.$$" && mv -f "$out.tmp.$$" "$out" ) || die "failed while writing $out"
 }
 
 # same_lines A B: both files have the same number of lines, and not none

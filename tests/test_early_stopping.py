@@ -357,7 +357,8 @@ def test_side_by_side_runs_fill_the_slot_of_whichever_run_ends_first(tmp_path):
 def test_a_stopped_pool_ends_only_after_its_jobs_and_what_they_started(tmp_path):
     """`timeout --signal=INT` (gpu_lease.sh's time limit, or Ctrl-C) on a study: its jobs' shells ignore SIGINT, and
     a training that takes a while to die still wrote into its log while the logs were packed (CI of stop 79). The
-    script must return only when no job and no process a job started is left, and no job goes on to its next step."""
+    script must return only when no job and no process a job started is left, no job goes on to its next step, and
+    no half-written file stays."""
     script = f"""set -euo pipefail  # as the studies run
     source "{ROOT}/data-prep/common.sh"
     d=$1
@@ -370,8 +371,10 @@ except KeyboardInterrupt:
     for _ in range(20): open(sys.argv[1] + '/log', 'a').write('x'); time.sleep(0.1)" "$d" "$1"
       echo "evaluated $1" >> "$d/log"
     }}
-    pool_start 2 train 1
-    pool_start 2 train 2
+    pack() {{ atomic "$d/packed" bash -c 'echo partial; echo $$ > "$1/pid.3"; sleep 60' _ "$d"; }}
+    pool_start 3 train 1
+    pool_start 3 train 2
+    pool_start 3 pack
     pool_wait
     """
     out = run(["timeout", "--signal=INT", "--kill-after=20", "2", "bash", "-c", script, "_", str(tmp_path)],
@@ -379,11 +382,12 @@ except KeyboardInterrupt:
     assert out.returncode == 124 and "stopped (signal 2); the runs' checkpoints stay" in out.stderr, out.stderr
     log = tmp_path / "log"
     left = log.read_text() if log.exists() else None
-    pids = [int((tmp_path / f"pid.{i}").read_text()) for i in (1, 2)]
+    pids = [int((tmp_path / f"pid.{i}").read_text()) for i in (1, 2, 3)]
     time.sleep(0.5)
     assert (log.read_text() if log.exists() else None) == left  # nothing wrote after the script ended
     assert "evaluated" not in (left or "")
     assert not [p for p in pids if alive(p)]
+    assert not list(tmp_path.glob("packed*"))  # nothing half-written: neither the file nor its temporary
 
 
 def alive(pid):
