@@ -156,6 +156,15 @@ def test_killed_parse_resumes_to_identical_output(tmp_path, tokenized_file):
     proc.wait()
     done_before = len(list(shards.glob("0*.conllu")))
     assert not out.exists() and 3 <= done_before < 15, done_before
+    # a kill mid-write leaves the shard's temporary; planted here so that the case does not hang on timing
+    (shards / f"{done_before:06d}.conllu.tmp99999").write_text("1\thalf\n")
+    (shards / "notes.txt").write_text("mine\n")
+    kept = {p.name: p.stat().st_mtime_ns for p in shards.glob("0*.conllu")}
+    res = run(cmd, check=False)
+    assert res.returncode != 0 and "notes.txt: not a file this parser wrote" in res.stderr, res.stderr
+    assert not out.exists() and (shards / "notes.txt").exists() and len(list(shards.glob("0*.conllu"))) == 15
+    assert {n: (shards / n).stat().st_mtime_ns for n in kept} == kept  # the shards done before were not redone
+    (shards / "notes.txt").unlink()
     res = run(cmd)
-    assert f"parsed {300 - 20 * done_before} sentences" in res.stderr
-    assert out.read_bytes() == whole.read_bytes()
+    assert "every shard was parsed before; merged them" in res.stderr  # the first rerun parsed the rest
+    assert out.read_bytes() == whole.read_bytes() and not shards.exists()

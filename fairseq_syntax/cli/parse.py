@@ -70,6 +70,8 @@ def main(argv=None) -> int:
         print(f"parsed {stats['sentences']} sentences ({stats['tokens']} tokens) in {s:.1f}s: "
               f"{stats['sentences'] / s:.1f} sent/s, {stats['tokens'] / s:.0f} tok/s "
               f"({backend}, {args.workers} workers)", file=sys.stderr)
+    elif stats.get("merged") and args.shard in (None, (0, 1)):
+        print(f"every shard was parsed before; merged them into {args.output}", file=sys.stderr)
     return 0
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import multiprocessing as mp
 import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -236,8 +237,25 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     return {"sentences": total, "tokens": ntok, "seconds": seconds, "merged": done, "reparsed": reparse}
 
 
+_OURS = re.compile(r"(\d{6}\.conllu|plan\.json)(\.tmp\d+)?")
+
+
+def _clear_leftovers(output: str) -> None:
+    """A writer killed mid-shard leaves its temporary (``000003.conllu.tmp<pid>``); those go before the merge.
+    A file the project did not write stops it here, before anything is written, instead of the shard folder
+    failing to go after the output is in place."""
+    for name in sorted(os.listdir(shard_dir(output))):
+        m = _OURS.fullmatch(name)
+        if m is None:
+            raise RuntimeError(f"{os.path.join(shard_dir(output), name)}: not a file this parser wrote; move it "
+                               f"out of {shard_dir(output)} and run again to finish the merge")
+        if m.group(2):
+            os.remove(os.path.join(shard_dir(output), name))
+
+
 def merge_shards(output: str, plan: ShardPlan, sents: list[str], input_path: str) -> None:
     """Concatenate the shards in order, check them against the text, then rename into place."""
+    _clear_leftovers(output)
     if os.path.exists(record_path(output)):  # the old record goes first: never a new parse under an old record
         os.remove(record_path(output))
     with atomic_path(output) as tmp:
