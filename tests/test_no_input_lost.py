@@ -230,9 +230,19 @@ def test_an_empty_lambada_input_is_an_error(tmp_path):
 
 # ---- data-prep -------------------------------------------------------------------------------------------------
 
+def multi30k_cmd(out, *extra, local=None):
+    return ["bash", ROOT / "data-prep/multi30k.sh", "--local-dir", local or SHARED_DATA / "multi30k",
+            "--out", out, "--parser", "spacy", "--workers", "1", "--max-eval", "5", *extra]
+
+
 def multi30k(out, *extra, check=True, local=None):
-    return run(["bash", ROOT / "data-prep/multi30k.sh", "--local-dir", local or SHARED_DATA / "multi30k",
-                "--out", out, "--parser", "spacy", "--workers", "1", "--max-eval", "5", *extra], check=check)
+    return run(multi30k_cmd(out, *extra, local=local), check=check)
+
+
+def start_multi30k(out, log, *extra):
+    """A preparation in the background, its stderr in log: for what a second one does while it runs."""
+    return subprocess.Popen(multi30k_cmd(out, *extra), env=dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}"),
+                            stdout=subprocess.DEVNULL, stderr=open(log, "w"))
 
 
 def test_bad_script_options_stop_before_any_work(tmp_path):
@@ -344,11 +354,7 @@ def test_a_rerun_with_other_options_or_inputs_redoes_what_they_shaped(tmp_path):
 @pytest.mark.slow
 def test_two_preparations_into_one_folder_do_not_mix(tmp_path):
     out = tmp_path / "o"
-    first = subprocess.Popen(["bash", ROOT / "data-prep/multi30k.sh", "--local-dir", SHARED_DATA / "multi30k",
-                              "--out", out, "--parser", "spacy", "--workers", "1", "--max-train", "30",
-                              "--max-eval", "5", "--bpe-merges", "200"],
-                             env=dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}"),
-                             stdout=subprocess.DEVNULL, stderr=open(tmp_path / "first.log", "w"))
+    first = start_multi30k(out, tmp_path / "first.log", "--max-train", "30", "--bpe-merges", "200")
     for _ in range(300):
         if (out / ".lock").exists() and (out / ".lock").read_text().strip():
             break
@@ -374,11 +380,7 @@ def test_a_preparation_told_to_wait_resumes_after_the_other(tmp_path):
         assert refused.returncode == 1 and "another preparation (pid 4711" in refused.stderr
         assert "(--wait)" in refused.stderr
         log = tmp_path / "waiting.log"
-        waiting = subprocess.Popen(["bash", ROOT / "data-prep/multi30k.sh", "--local-dir", SHARED_DATA / "multi30k",
-                                    "--out", out, "--parser", "spacy", "--workers", "1", "--max-train", "30",
-                                    "--max-eval", "5", "--bpe-merges", "200", "--wait"],
-                                   env=dict(os.environ, PATH=f"{BIN}:{os.environ['PATH']}"),
-                                   stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+        waiting = start_multi30k(out, log, "--max-train", "30", "--bpe-merges", "200", "--wait")
         for _ in range(300):
             if "waiting for pid 4711" in log.read_text():
                 break
