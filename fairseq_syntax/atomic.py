@@ -13,3 +13,21 @@ def atomic_path(path: str):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def check_own_folder(folder: str, ours) -> None:
+    """Stop, naming it, at a file in a work folder that ``ours`` (a compiled pattern of the names the project
+    writes there, temporaries included) does not cover: the folder is removed at the end, and a user's file in it
+    must not go with it."""
+    for name in sorted(os.listdir(folder)):
+        if ours.fullmatch(name) is None:
+            raise RuntimeError(f"{os.path.join(folder, name)}: not a file this project wrote; move it out of "
+                               f"{folder} and run again")
+
+
+def remove_own_folder(folder: str, ours) -> None:
+    """Remove a work folder the project made, file by file: never a tree it did not check."""
+    check_own_folder(folder, ours)
+    for name in os.listdir(folder):
+        os.remove(os.path.join(folder, name))
+    os.rmdir(folder)

@@ -3,6 +3,7 @@ checked where they enter, a re-run with other options or inputs redoes what they
 an error, and one run at a time writes into an output folder (issue: trust, round 3)."""
 import fcntl
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -427,6 +428,27 @@ def test_the_coreference_environment_says_at_once_what_it_needs(tmp_path):
                                    "PIP_NO_INDEX": "0"}, check=False),
                    "no package index answered here", "--coref-wheels DIR")
     assert time.time() - t0 < 120
+
+
+@pytest.mark.slow
+def test_coreference_shards_keep_a_users_file_and_drop_a_killed_workers_temporary(tmp_path, coref_env):
+    """run_neuralcoref removes its shard folder when done: file by file, never a file it did not write."""
+    from fairseq_syntax.reader.coref import run_neuralcoref
+
+    passages = [["Anna", "met", "Tom", ".", "She", "liked", "him", "."], ["The", "dog", "barked", "."],
+                ["Tom", "said", "he", "was", "tired", "."]]
+    out = tmp_path / "coref.jsonl"
+    shards = tmp_path / "coref.jsonl.shards"
+    shards.mkdir()
+    (shards / "notes.txt").write_text("mine\n")
+    with pytest.raises(RuntimeError, match=r"notes\.txt: not a file this project wrote"):
+        run_neuralcoref(passages, str(out), str(coref_env), workers=1, shard_size=1, progress=False)
+    assert not list(shards.glob("*.out.jsonl")) and not out.exists()
+    (shards / "notes.txt").unlink()
+    (shards / "00001.out.jsonl.tmp99999").write_text('{"tokens": ["The"\n')  # a worker killed mid-shard
+    stats = run_neuralcoref(passages, str(out), str(coref_env), workers=1, shard_size=1, progress=False)
+    assert stats["shards_run"] == 3 and not shards.exists()
+    assert [r["tokens"] for r in map(json.loads, out.read_text().splitlines())] == passages
 
 
 REPRODUCTIONS = ["examples/encoders/reproduce_sla_table.sh", "examples/encoders/reproduce_glue.sh",

@@ -161,7 +161,7 @@ def test_killed_parse_resumes_to_identical_output(tmp_path, tokenized_file):
     (shards / "notes.txt").write_text("mine\n")
     kept = {p.name: p.stat().st_mtime_ns for p in shards.glob("0*.conllu")}
     res = run(cmd, check=False)
-    assert res.returncode != 0 and "notes.txt: not a file this parser wrote" in res.stderr, res.stderr
+    assert res.returncode != 0 and "notes.txt: not a file this project wrote" in res.stderr, res.stderr
     assert not out.exists() and (shards / "notes.txt").exists() and len(list(shards.glob("0*.conllu"))) == 15
     assert {n: (shards / n).stat().st_mtime_ns for n in kept} == kept  # the shards done before were not redone
     (shards / "notes.txt").unlink()

@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from ..atomic import atomic_path
+from ..atomic import atomic_path, check_own_folder, remove_own_folder
 from ..text_io import text_lines
 from .backends import describe_provenance, first_different_token, get_parser, parser_provenance
 from .conllu import format_conllu, read_conllu_file
@@ -242,14 +242,10 @@ _OURS = re.compile(r"(\d{6}\.conllu|plan\.json)(\.tmp\d+)?")
 
 def _clear_leftovers(output: str) -> None:
     """A writer killed mid-shard leaves its temporary (``000003.conllu.tmp<pid>``); those go before the merge.
-    A file the project did not write stops it here, before anything is written, instead of the shard folder
-    failing to go after the output is in place."""
-    for name in sorted(os.listdir(shard_dir(output))):
-        m = _OURS.fullmatch(name)
-        if m is None:
-            raise RuntimeError(f"{os.path.join(shard_dir(output), name)}: not a file this parser wrote; move it "
-                               f"out of {shard_dir(output)} and run again to finish the merge")
-        if m.group(2):
+    A file the project did not write stops it here, before anything is written."""
+    check_own_folder(shard_dir(output), _OURS)
+    for name in os.listdir(shard_dir(output)):
+        if _OURS.fullmatch(name).group(2):
             os.remove(os.path.join(shard_dir(output), name))
 
 
@@ -264,10 +260,7 @@ def merge_shards(output: str, plan: ShardPlan, sents: list[str], input_path: str
                 with open(shard_path(output, k), encoding="utf-8") as fh:
                     out.write(fh.read())
         check_conllu_matches(tmp, sents, input_path)
-    for k in range(plan.num_shards):
-        os.remove(shard_path(output, k))
-    os.remove(os.path.join(shard_dir(output), "plan.json"))
-    os.rmdir(shard_dir(output))
+    remove_own_folder(shard_dir(output), _OURS)
 
 
 def check_conllu_matches(conllu_path: str, sents: list[str], text_path: str) -> None:

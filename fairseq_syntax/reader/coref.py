@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 from typing import Sequence
 
-from ..atomic import atomic_path
+from ..atomic import atomic_path, check_own_folder, remove_own_folder
 from .chains import check_coref_jsonl, read_coref_jsonl
 
 BACKENDS = ("neuralcoref", "stanza", "jsonl")
@@ -129,6 +130,9 @@ def setup_neuralcoref_env(env: str, python37: str | None = None, wheels: str | N
     return py
 
 
+_OURS = re.compile(r"(\d{5}\.(in|out)\.jsonl|plan\.json)(\.tmp\d+)?")
+
+
 def _write_shards(passages: Sequence[Sequence[str]], shard_dir: str, shard_size: int) -> list[tuple[str, str]]:
     os.makedirs(shard_dir, exist_ok=True)
     pairs = []
@@ -155,7 +159,8 @@ def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, wo
             if json.load(fh) != plan:
                 raise RuntimeError(f"{shard_dir}: shards from a different input; delete the directory to start over")
     pairs = _write_shards(passages, shard_dir, shard_size)
-    with open(meta, "w") as fh:
+    check_own_folder(shard_dir, _OURS)  # before hours of work, not after
+    with atomic_path(meta) as tmp, open(tmp, "w") as fh:
         json.dump(plan, fh)
     todo = [p for p in pairs if not os.path.exists(p[1])]
     t0 = time.perf_counter()
@@ -175,8 +180,9 @@ def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, wo
     if bad:
         raise RuntimeError(f"neuralcoref worker failed (exit {bad[0]}); finished shards are kept in {shard_dir}")
     seconds = time.perf_counter() - t0
+    check_own_folder(shard_dir, _OURS)
     _merge(pairs, output, passages)
-    shutil.rmtree(shard_dir)
+    remove_own_folder(shard_dir, _OURS)
     ran = {k for k, pair in enumerate(pairs) if pair in todo}
     ntok = sum(len(p) for i, p in enumerate(passages) if i // shard_size in ran)  # this call's work only
     return {"passages": len(passages), "tokens": ntok, "seconds": seconds, "shards_run": len(todo)}
