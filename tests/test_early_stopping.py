@@ -14,7 +14,8 @@ import torch
 
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.studies.readme_block import check_block, replace_block
-from fairseq_syntax.studies.seed_statistics import detectable_difference, format_p, holm, pooled_sd, seed_test
+from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, holm, pooled_sd, seed_test,
+                                                    welch_interval)
 from fairseq_syntax.studies.training_log import training_setup
 
 from .conftest import ROOT, run, study_script
@@ -264,6 +265,9 @@ def test_seed_test_is_welchs_t_test_worked_by_hand():
     assert format_p(strong["welch_p"], 3) == "1.0e-10" and format_p(0.0213, 3) == "0.021"
     assert seed_test([38.0], [37.0, 38.0]) is None  # one seed has no spread to test against
     assert seed_test([38.0, 38.0], [37.0, 37.0]) == {"diff": 1.0, "welch_p": None, "n": [2, 2]}  # no variance at all
+    # the interval: -3 -+ t(0.975, 4 df) sqrt(2/3) = -3 -+ 2.7764 * 0.8165, the t quantile from the tables
+    assert welch_interval([1, 2, 3], [4, 5, 6]) == [-5.27, -0.73]
+    assert welch_interval([38.0], [37.0, 38.0]) is None and welch_interval([38.0, 38.0], [37.0, 37.0]) is None
 
 
 def test_readme_block_needs_both_markers_once(tmp_path):

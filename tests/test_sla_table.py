@@ -104,12 +104,13 @@ def test_reading_needs_three_seeds_a_side(tmp_path):
     assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
     md = (res / "summary.md").read_text()
     sla = re.search(r"- CoLA, \+ SLA \(tree distance ≤ 3\) against [^:]*: \+10\.03, Welch p = ([0-9.e-]+) "
-                    r"\(Holm over 1: [0-9.e-]+\): told apart;", md)
+                    r"\(Holm over 1: [0-9.e-]+\): told apart, 95% interval \[\+[0-9.]+, \+[0-9.]+\], the paper's "
+                    r"\+1\.3 below it;", md)
     assert sla and float(sla.group(1)) < 0.001, md
     wla = re.search(r"- CoLA, \+ WLA \(window i ± 3\) against [^:]*: \+9\.92, Welch p = ([0-9.e-]+) on 2 against 3 "
                     r"seeds: not read yet \(fewer than 3 seeds a side\);", md)
     assert wla and float(wla.group(1)) < 0.05, md
-    assert md.count(": told apart;") == 1
+    assert md.count(": told apart") == 1
     # Holm's family is the comparisons read: SLA's alone, so its adjusted p is its own
     t = json.loads((res / "summary.json").read_text())["table"]["CoLA"]
     sla_w, wla_w = t["sla"]["vs_baseline"]["welch"], t["wla"]["vs_baseline"]["welch"]
@@ -128,7 +129,10 @@ def test_reading_says_when_holms_p_does_not_keep_a_difference(tmp_path):
             write_run(res, "CoLA", system, seed, gold, gold, "mcc", score)
     assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
     md = (res / "summary.md").read_text()
-    assert md.count("+2.50, Welch p = 0.038 (Holm over 2: 0.075): told apart, but not by Holm's p;") == 2, md
+    # the interval: 2.50 -+ t(0.975, 4 df) sqrt(1/3 + 1/3) = 2.50 -+ 2.776 * 0.8165 = [0.23, 4.77]
+    assert md.count("+2.50, Welch p = 0.038 (Holm over 2: 0.075): told apart, but not by Holm's p, 95% interval "
+                    "[+0.23, +4.77], the paper's") == 2, md
+    assert "[+0.23, +4.77], the paper's +0.9 inside it;" in md and "[+0.23, +4.77], the paper's +0.5 inside it;" in md
     # every system's seeds spread by 1 around its mean: 5 seeds a side find 2.02 with 80% power
     d = json.loads((res / "summary.json").read_text())["detectable"]
     assert d == {"CoLA": {"pooled_sd": 1.0, "df": 6, "seeds": 5, "difference": 2.02}}

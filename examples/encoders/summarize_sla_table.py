@@ -26,7 +26,7 @@ from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm, matthews,
                                                     mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
-                                                    significant)
+                                                    significant, welch_interval)
 from fairseq_syntax.studies.training_log import training_setup
 from fairseq_syntax.text_prep.spans import f1, spans
 
@@ -51,6 +51,15 @@ def references(system: str) -> list[str]:
 # the paper's Table 1, BERT-base (cased for NER), mean of 5 runs: CoLA MCC, SST-2 accuracy, CoNLL-2003 P / R / F1
 PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3, 92.9, 92.1)),
          "sla": (60.0, 93.3, (91.5, 92.9, 92.2)), "sgnet": (59.2, 93.1, (90.9, 92.6, 91.7))}
+
+
+def interval(ci: list[float], paper: float | None) -> str:
+    """Welch's 95 % interval of the difference, and where the paper's difference falls against it."""
+    text = f", 95% interval [{ci[0]:+.2f}, {ci[1]:+.2f}]"
+    if paper is None:
+        return text
+    where = "inside it" if ci[0] <= paper <= ci[1] else ("above it" if paper > ci[1] else "below it")
+    return text + f", the paper's {paper:+.1f} {where}"
 
 
 def paper_score(system: str, task: str) -> float:
@@ -128,7 +137,10 @@ def summarize(results: Path, n_boot: int) -> dict:
                 if ref == system or ref not in systems:
                     continue
                 other = systems[ref]
-                row[f"vs_{ref}"] = {"welch": seed_test(exact, [other[s]["_score"] for s in sorted(other)]),
+                welch = seed_test(exact, [other[s]["_score"] for s in sorted(other)])
+                if welch and welch["welch_p"] is not None:
+                    welch["ci95"] = welch_interval(exact, [other[s]["_score"] for s in sorted(other)])
+                row[f"vs_{ref}"] = {"welch": welch,
                                     "per_seed": {str(s): paired(task, seeds[s]["_rows"], other[s]["_rows"], n_boot)
                                                  for s in sorted(seeds) if s in other}}
             curves = [seeds[s]["curve"] for s in sorted(seeds) if seeds[s]["curve"]]
@@ -233,7 +245,8 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
             "smaller than it is. Each seed that lands is another look at the same question, so a p near 0.05 before "
             f"{SEEDS_PLANNED} seeds a side is weak. Beside each p read, Holm's adjustment over every comparison read "
             "in the table: among that many tests a p below 0.05 comes by chance now and then, and only a Holm p below "
-            "0.05 stands for the table as a whole):", ""]
+            "0.05 stands for the table as a whole. Then Welch's 95% interval of the difference: the differences the seeds "
+            "leave possible, and where the paper's difference from its BERT falls against it):", ""]
     for task in TASKS:
         untested = []  # one line per task for the pairs with too few seeds, not one line each
         for system in SYSTEMS:
@@ -257,7 +270,9 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
                     verdict = (f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)} (Holm over {w['holm_of']}: "
                                f"{format_p(w['holm_p'], 3)}): "
                                + ("told apart" if w["welch_p"] < 0.05 else "not told apart")
-                               + (", but not by Holm's p" if w["welch_p"] < 0.05 <= w["holm_p"] else ""))
+                               + (", but not by Holm's p" if w["welch_p"] < 0.05 <= w["holm_p"] else "")
+                               + interval(w["ci95"], paper_score(system, task) - paper_score("baseline", task)
+                                          if ref == "baseline" and system in PAPER else None))
                 out.append(f"- {task}, {SYSTEMS[system]} against {SYSTEMS[ref]}: {verdict}; paired p < 0.05 on "
                            f"{below} of {len(seeds)} seeds.")
         if untested:

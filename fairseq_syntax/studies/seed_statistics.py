@@ -34,6 +34,22 @@ def seed_test(system: list[float], baseline: list[float]) -> dict | None:
             "welch_p": None if p != p else significant(p), "n": [len(system), len(baseline)]}
 
 
+def welch_interval(system: list[float], baseline: list[float], level: float = 0.95) -> list[float] | None:
+    """The interval of the difference of means that Welch's test does not reject at 1 - ``level``: a null result
+    still says how large a difference the seeds leave possible, and whether a paper's lies inside."""
+    if len(system) < 2 or len(baseline) < 2:
+        return None
+    va, vb = statistics.variance(system) / len(system), statistics.variance(baseline) / len(baseline)
+    if va + vb == 0:
+        return None
+    from scipy.stats import t
+
+    df = (va + vb) ** 2 / (va ** 2 / (len(system) - 1) + vb ** 2 / (len(baseline) - 1))  # Welch-Satterthwaite
+    half = t.ppf((1 + level) / 2, df) * math.sqrt(va + vb)
+    diff = statistics.mean(system) - statistics.mean(baseline)
+    return [round(diff - half, 2), round(diff + half, 2)]
+
+
 def holm(pvalues: dict) -> dict:
     """Holm's step-down adjustment of ``{key: p}`` over all of them: among many tests some p fall below 0.05 by
     chance, and the adjusted p says which differences would stand for the family as a whole."""
