@@ -137,9 +137,10 @@ def summarize(results: Path, n_boot: int) -> dict:
                 if ref == system or ref not in systems:
                     continue
                 other = systems[ref]
-                welch = seed_test(exact, [other[s]["_score"] for s in sorted(other)])
+                theirs = [other[s]["_score"] for s in sorted(other)]
+                welch = seed_test(exact, theirs)
                 if welch and welch["welch_p"] is not None:
-                    welch["ci95"] = welch_interval(exact, [other[s]["_score"] for s in sorted(other)])
+                    welch["ci95"] = welch_interval(exact, theirs)
                 row[f"vs_{ref}"] = {"welch": welch,
                                     "per_seed": {str(s): paired(task, seeds[s]["_rows"], other[s]["_rows"], n_boot)
                                                  for s in sorted(seeds) if s in other}}

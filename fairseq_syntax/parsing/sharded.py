@@ -240,18 +240,9 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
 _OURS = re.compile(r"(\d{6}\.conllu|plan\.json)(\.tmp\d+)?")
 
 
-def _clear_leftovers(output: str) -> None:
-    """A writer killed mid-shard leaves its temporary (``000003.conllu.tmp<pid>``); those go before the merge.
-    A file the project did not write stops it here, before anything is written."""
-    check_own_folder(shard_dir(output), _OURS)
-    for name in os.listdir(shard_dir(output)):
-        if _OURS.fullmatch(name).group(2):
-            os.remove(os.path.join(shard_dir(output), name))
-
-
 def merge_shards(output: str, plan: ShardPlan, sents: list[str], input_path: str) -> None:
     """Concatenate the shards in order, check them against the text, then rename into place."""
-    _clear_leftovers(output)
+    check_own_folder(shard_dir(output), _OURS)  # a user's file there stops the merge before anything is written
     if os.path.exists(record_path(output)):  # the old record goes first: never a new parse under an old record
         os.remove(record_path(output))
     with atomic_path(output) as tmp:
