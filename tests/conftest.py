@@ -14,12 +14,16 @@ BIN = Path(sys.executable).parent
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+def run_env(extra=None) -> dict:
+    """The environment a test's command runs in: the project's console scripts first, one thread each."""
+    env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    env.update(extra or {})
+    return env
+
+
 def run(cmd, cwd=None, env=None, check=True, timeout=900, input=None):
     """Run a command; on failure show its output."""
-    full_env = dict(os.environ, PATH=f"{BIN}:{os.environ.get('PATH', '')}", OMP_NUM_THREADS="1",
-                    PYTHONWARNINGS="ignore")
-    full_env.update(env or {})
-    proc = subprocess.run(cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout, input=input)
+    proc = subprocess.run(cmd, cwd=cwd, env=run_env(env), capture_output=True, text=True, timeout=timeout, input=input)
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n"
                              f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")

@@ -113,6 +113,22 @@ def test_a_second_parse_into_the_same_output_stops_naming_the_first(sentences, t
     parse(sentences / "tok.en", out)  # once the first is done, it runs
 
 
+def test_job_array_tasks_parse_side_by_side_and_the_merging_run_waits_for_them(sentences, tmp_path):
+    from fairseq_syntax.parsing.sharded import output_lock, shard_dir
+
+    out = tmp_path / "a.conllu"
+    with output_lock(str(out), array_task=True):  # task 0 of 2 is parsing
+        parse(sentences / "tok.en", out, "--shard", "1/2", "--shard-size", "2")
+        assert sorted(os.listdir(shard_dir(str(out)))) == ["000001.conllu", "000003.conllu", "plan.json"]
+        one_line_error(parse(sentences / "tok.en", out, check=False), str(out), "a job-array task (--shard i/N)")
+    assert not out.exists()
+    with output_lock(str(out)):  # a merging run excludes the tasks
+        one_line_error(parse(sentences / "tok.en", out, "--shard", "0/2", "--shard-size", "2", check=False),
+                       str(out), "another run", f"pid {os.getpid()}")
+    parse(sentences / "tok.en", out, "--shard-size", "2")
+    assert out.read_text().count("\n\n") == 8 and not os.path.exists(shard_dir(str(out)))
+
+
 def test_a_comment_only_block_is_named_at_its_own_line(sentences, tmp_path):
     conllu = tmp_path / "p.conllu"
     parse(sentences / "tok.en", conllu)

@@ -57,7 +57,7 @@ def main(argv=None) -> int:
 
         backend = "stanza" if stanza_models_present() else "spacy"
     try:
-        with output_lock(args.output):
+        with output_lock(args.output, array_task=args.shard is not None and args.shard[1] > 1):
             stats = parse_file(args.input, args.output, backend, args.workers, args.shard_size, args.shard,
                                kwargs, progress=not args.quiet)
     except (ValueError, RuntimeError, OSError) as e:

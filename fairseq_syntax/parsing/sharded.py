@@ -100,25 +100,36 @@ def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser
 
 
 @contextlib.contextmanager
-def output_lock(output: str):
+def output_lock(output: str, array_task: bool = False):
     """One writer per output: a second run on the same output stops at once, naming the first, instead of
-    the two deleting each other's shards."""
+    the two deleting each other's shards. Job-array tasks (``--shard i/N``) only add shards and never merge,
+    so they share the lock with each other and exclude only a run that merges."""
     path = output + ".lock"
     fh = open(path, "a+")
     try:
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh, (fcntl.LOCK_SH if array_task else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
+            raise RuntimeError(f"{output}: {_lock_holder(fh)} is writing it; wait for it to finish") from None
+        if not array_task:  # array tasks leave the file alone: it names the one exclusive holder
             fh.seek(0)
-            holder = fh.read().strip() or "another process"
-            raise RuntimeError(f"{output}: another run ({holder}) is writing it; wait for it to finish") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()}\n")
-        fh.flush()
+            fh.truncate()
+            fh.write(f"pid {os.getpid()}\n")
+            fh.flush()
         yield
     finally:
         fh.close()
+
+
+def _lock_holder(fh) -> str:
+    """Who holds a lock we were refused: a shared lock still to be had means only job-array tasks hold it."""
+    try:
+        fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        return f"another run ({fh.read().strip() or 'another process'})"
+    fcntl.flock(fh, fcntl.LOCK_UN)
+    return "a job-array task (--shard i/N) parsing its shards"
 
 
 def shard_dir(output: str) -> str:
