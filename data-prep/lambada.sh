@@ -110,10 +110,10 @@ train_passages() {
   else cat "$LAMBADA/chu_sample_train.txt"; fi
   if [ -n "$NOVELS" ] && [ "$NOVEL_PASSAGES" -gt 0 ]; then cat "$RAW/novels.passages.txt"; fi
 }
-# instances SPLIT ARGS...: (re)cut a split's instances; its parses and chains are then stale
+# instances SPLIT ARGS...: (re)cut a split's instances. Its parses and chains are then stale: the parser and the
+# coreference step see that from their records (the digest of what they were made from) and make them again
 instances() {
   local split=$1; shift
-  rm -rf "$RAW/$split.conllu" "$RAW/$split.conllu.shards" "$RAW/$split.coref.jsonl" "$RAW/$split.coref.jsonl.shards"
   fairseq-syntax-lambada instances --split "$split" --out "$RAW" "$@"
 }
 train_instances() {

@@ -146,6 +146,45 @@ def test_prepared_lambada_has_instances_chains_and_signals(lambada):
 
 
 @pytest.mark.slow
+def test_chains_are_found_again_when_the_backend_or_the_chains_given_change(lambada, tmp_path):
+    """A rerun with another --coref, or with other chains given, must not keep the chains of the run before."""
+    import shutil
+
+    mine = tmp_path / "mine"  # chains a user brings: the prepared ones with every chain dropped from train
+    mine.mkdir()
+    for split in ("train", "valid", "test"):
+        records = [json.loads(line) for line in open(lambada / "raw" / f"{split}.coref.jsonl")]
+        for r in records if split == "train" else []:
+            r["clusters"] = []
+        (mine / f"{split}.coref.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = shutil.copytree(lambada, tmp_path / "out", symlinks=True)
+    proc = run(prep_command(out) + ["--coref", "jsonl", "--chains-dir", str(mine)])
+    assert "train.coref.jsonl: it holds neuralcoref's chains, not jsonl's; finding the chains again" in proc.stderr
+    assert (out / "raw/train.coref.jsonl").read_bytes() == (mine / "train.coref.jsonl").read_bytes()
+    from fairseq_syntax.data.packed import open_indexed
+
+    sup = {d: open_indexed(str(d / "bin/train.sup.CorefAll")) for d in (lambada, out)}
+    pairs = {d: np.array(ds.sizes) for d, ds in sup.items()}  # a copy while its dataset (the mmap) is alive
+    assert pairs[lambada].any() and not pairs[out].any()  # CorefAll comes from the chains alone
+    # a signal with no pair in the whole split (a 0-byte .bin) still trains
+    proc = run(["fairseq-train", str(out / "bin"), "--user-dir", run(["fairseq-syntax-user-dir"]).stdout.strip(),
+                "--task", "lambada_reader", "--arch", "bidaf_sa_early", "--signals", "CorefAll", "--criterion",
+                "pointer_sum", "--optimizer", "adam", "--lr", "1e-3", "--batch-size", "16", "--max-update", "2",
+                "--no-save", "--disable-validation", "--log-format", "simple", "--log-interval", "1"], cwd=tmp_path)
+    log = proc.stdout + proc.stderr
+    assert "num_updates=2" in log and re.search(r"sup_CorefAll=0(,|\s|$)", log) and "nan" not in log, log[-3000:]
+
+    from fairseq_syntax.reader.lambada_prep import main
+
+    coref = ["coref", "--dir", str(out / "raw"), "--split", "train", "--backend", "jsonl",
+             "--chains", str(mine / "train.coref.jsonl")]
+    assert main(coref) == 0 and (out / "raw/train.coref.jsonl").read_bytes() == (mine / "train.coref.jsonl").read_bytes()
+    shutil.copyfile(lambada / "raw/train.coref.jsonl", mine / "train.coref.jsonl")  # the user mends the file
+    assert main(coref) == 0
+    assert (out / "raw/train.coref.jsonl").read_bytes() == (lambada / "raw/train.coref.jsonl").read_bytes()
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("arch,signals", [("bidaf", "none"), ("bidaf_sa_early", "CorefAll"),
                                           ("bidaf_sa_late", "DepParse Narrative")])
 def test_train_a_few_updates_and_evaluate(lambada, train_reader, tmp_path, arch, signals):

@@ -136,6 +136,27 @@ def test_truncated_or_padded_bin_is_named_when_it_loads(tmp_path):
         open_indexed(str(tmp_path / "h"))
 
 
+def test_a_file_of_empty_rows_loads_gathers_and_pickles(tmp_path):
+    """A signal with no pairs in a split: fairseq writes a 0-byte .bin, which numpy cannot map."""
+    import pickle
+
+    w = IndexedWriter(str(tmp_path / "none"), np.int16)
+    for _ in range(3):
+        w.add(np.zeros(0, dtype=np.int16))
+    w.close()
+    assert (tmp_path / "none.bin").stat().st_size == 0
+    ds = open_indexed(str(tmp_path / "none"))
+    for d in (ds, pickle.loads(pickle.dumps(ds))):  # a data-loader worker gets it pickled
+        flat, n = PackedRows(d, "none").gather(np.array([2, 0, 0]))
+        assert flat.size == 0 and n.tolist() == [0, 0, 0] and len(d[1]) == 0
+    w = IndexedWriter(str(tmp_path / "some"), np.int16)
+    w.add(np.array([1, 2], dtype=np.int16))
+    w.close()
+    (tmp_path / "some.bin").write_bytes(b"")  # emptied by accident: still named
+    with pytest.raises(ValueError, match=r"some.bin: 0 bytes, but its .idx describes 4 \(1 items\)"):
+        open_indexed(str(tmp_path / "some"))
+
+
 def test_a_writer_whose_index_cannot_be_written_leaves_no_files(tmp_path, monkeypatch):
     """The index is written last; if that fails (a full disk), neither temporary file stays behind."""
     from fairseq.data import indexed_dataset

@@ -19,7 +19,8 @@ def open_indexed(prefix: str):
     if not indexed_dataset.MMapIndexedDataset.exists(prefix):
         raise FileNotFoundError(f"{prefix}.bin/.idx: missing")
     try:
-        ds = indexed_dataset.MMapIndexedDataset(prefix)
+        empty = os.path.getsize(indexed_dataset.data_file_path(prefix)) == 0
+        ds = (_NoData if empty else indexed_dataset.MMapIndexedDataset)(prefix)
     except Exception as e:  # a corrupt .idx: bad magic, version or a short header
         raise ValueError(f"{prefix}.idx: not a fairseq index ({e})") from None
     need = 0
@@ -31,6 +32,19 @@ def open_indexed(prefix: str):
         raise ValueError(f"{prefix}.bin: {have} bytes, but its .idx describes {need} "
                          f"({len(ds)} items); the file is truncated or does not belong to this index")
     return ds
+
+
+class _NoData(indexed_dataset.MMapIndexedDataset):
+    """A dataset whose items are all empty (a signal with no pairs in a split): numpy cannot map the 0-byte
+    ``.bin`` that fairseq writes for it, so only the index is read."""
+
+    def _do_init(self, path):
+        self._path = path
+        self._index = self.Index(indexed_dataset.index_file_path(path))
+        self._bin_buffer = memoryview(b"")
+
+    def __del__(self):
+        del self._index
 
 
 class PackedRows:

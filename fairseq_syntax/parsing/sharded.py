@@ -31,6 +31,7 @@ class ShardPlan:
     shard_size: int
     backend: str
     input_sha1: str
+    model: str | None = None  # a shard of one spaCy model must not be merged with another's
 
     @property
     def num_shards(self) -> int:
@@ -145,20 +146,35 @@ def _write_atomic(path: str, text: str) -> None:
         fh.write(text)
 
 
-def _prepare(plan: ShardPlan, output: str) -> None:
-    os.makedirs(shard_dir(output), exist_ok=True)
-    meta = os.path.join(shard_dir(output), "plan.json")
+def _prepare(plan: ShardPlan, output: str, start_over: bool) -> None:
+    """The shard folder for ``plan``. Shards made for another input, shard size or parser are stale: a run that
+    merges discards them (only files the parser writes; anything else there stops it); a job-array task
+    refuses, as its siblings may be parsing the folder's own input."""
+    folder = shard_dir(output)
+    os.makedirs(folder, exist_ok=True)
+    meta = os.path.join(folder, "plan.json")
     want = asdict(plan)
     if os.path.exists(meta):
         with open(meta) as fh:
             have = json.load(fh)
-        if have != want:
-            raise RuntimeError(
-                f"{meta}: the shards there were made for a different input or settings "
-                f"({have}); delete {shard_dir(output)} to start over"
-            )
-    else:
-        _write_atomic(meta, json.dumps(want, indent=1, sort_keys=True) + "\n")
+        differ = sorted(k for k in set(have) | set(want) if k != "input" and have.get(k) != want.get(k))
+        if differ and not start_over:
+            raise RuntimeError(f"{meta}: the shards there were made for another {_what(differ)} ({have}); "
+                               f"a job-array task never discards them: run once without --shard to start over")
+        if differ:
+            print(f"{folder}: its shards were made for another {_what(differ)}; discarding them and starting over",
+                  file=sys.stderr)
+            remove_own_folder(folder, _OURS)
+            os.makedirs(folder)
+        elif have == want:
+            return
+    _write_atomic(meta, json.dumps(want, indent=1, sort_keys=True) + "\n")
+
+
+def _what(keys: list[str]) -> str:
+    names = {"num_lines": "input", "input_sha1": "input", "shard_size": "--shard-size", "backend": "parser",
+             "model": "parser"}
+    return " and ".join(dict.fromkeys(names.get(k, k) for k in keys))
 
 
 _WORKER = {}
@@ -207,7 +223,7 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     sents, digest = read_tokenized_with_digest(input_path)
     kwargs = parser_kwargs or {}
     provenance = parser_provenance(backend, **kwargs)
-    plan = ShardPlan(os.path.abspath(input_path), len(sents), shard_size, backend, digest)
+    plan = ShardPlan(os.path.abspath(input_path), len(sents), shard_size, backend, digest, provenance["model"])
     reparse = None
     if os.path.exists(output) and not os.path.exists(shard_dir(output)):
         reparse = stale_reason(read_record(output), input_path, digest, provenance)
@@ -215,7 +231,7 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
             check_conllu_matches(output, sents, input_path)
             return {"sentences": 0, "tokens": 0, "seconds": 0.0, "skipped": True}
         print(f"{output}: {reparse}; parsing again", file=sys.stderr)
-    _prepare(plan, output)
+    _prepare(plan, output, start_over=shard is None or shard[1] == 1)
     todo = [k for k in range(plan.num_shards)
             if (shard is None or k % shard[1] == shard[0]) and not os.path.exists(shard_path(output, k))]
     jobs = [(k, plan.lines_of(k), output) for k in todo]

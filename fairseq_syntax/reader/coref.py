@@ -6,6 +6,7 @@ chains the user brings. All write the same records (chains.py), checked against 
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -133,8 +134,20 @@ def setup_neuralcoref_env(env: str, python37: str | None = None, wheels: str | N
 _OURS = re.compile(r"(\d{5}\.(in|out)\.jsonl|plan\.json)(\.tmp\d+)?")
 
 
+def passages_sha1(passages: Sequence[Sequence[str]]) -> str:
+    """What identifies the passages chains were found for."""
+    return hashlib.sha1(json.dumps([list(p) for p in passages]).encode("utf-8")).hexdigest()
+
+
+def _read_plan(path: str) -> "dict | None":
+    try:
+        with open(path) as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
 def _write_shards(passages: Sequence[Sequence[str]], shard_dir: str, shard_size: int) -> list[tuple[str, str]]:
-    os.makedirs(shard_dir, exist_ok=True)
     pairs = []
     for k in range(0, max(1, len(passages)), shard_size):
         src = os.path.join(shard_dir, f"{k // shard_size:05d}.in.jsonl")
@@ -153,15 +166,20 @@ def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, wo
     py = setup_neuralcoref_env(env, wheels=wheels)
     shard_dir = output + ".shards"
     meta = os.path.join(shard_dir, "plan.json")
-    plan = {"passages": len(passages), "shard_size": shard_size, "tokens": sum(len(p) for p in passages)}
-    if os.path.exists(meta):
-        with open(meta) as fh:
-            if json.load(fh) != plan:
-                raise RuntimeError(f"{shard_dir}: shards from a different input; delete the directory to start over")
+    plan = {"passages": len(passages), "shard_size": shard_size, "tokens": sum(len(p) for p in passages),
+            "sha1": passages_sha1(passages)}
+    if os.path.isdir(shard_dir):
+        check_own_folder(shard_dir, _OURS)  # before hours of work, not after
+        if _read_plan(meta) != plan:  # shards of other passages, another --shard-size, or no plan: stale
+            if os.listdir(shard_dir):
+                print(f"{shard_dir}: its shards were made for other passages or another shard size; discarding "
+                      f"them and starting over", file=sys.stderr)
+            remove_own_folder(shard_dir, _OURS)
+    if not os.path.isdir(shard_dir):
+        os.makedirs(shard_dir)
+        with atomic_path(meta) as tmp, open(tmp, "w") as fh:  # the plan first: no shard without it
+            json.dump(plan, fh)
     pairs = _write_shards(passages, shard_dir, shard_size)
-    check_own_folder(shard_dir, _OURS)  # before hours of work, not after
-    with atomic_path(meta) as tmp, open(tmp, "w") as fh:
-        json.dump(plan, fh)
     todo = [p for p in pairs if not os.path.exists(p[1])]
     t0 = time.perf_counter()
     env_vars = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")

@@ -111,27 +111,37 @@ def cmd_fetch_coref_wheels(a) -> int:
 
 
 def cmd_coref(a) -> int:
+    from ..parsing.sharded import sha1_of
     from .annotate import read_instances
     from .chains import check_coref_jsonl
+    from .coref import passages_sha1
 
     base = os.path.join(a.dir, a.split)
     out = base + ".coref.jsonl"
+    record = out + ".provenance.json"
     instances = read_instances(base + ".inst.jsonl")
     passages = [inst.annotated_tokens for _, inst in instances]
-    if os.path.exists(out) and not os.path.exists(out + ".shards"):
-        check_coref_jsonl(out, passages)
-        print(f"[lambada] {out} is complete; nothing to do", file=sys.stderr)
-        return 0
+    if a.backend == "jsonl" and not a.chains:
+        print("fairseq-syntax-lambada: error: --coref jsonl needs --chains FILE", file=sys.stderr)
+        return 1
+    want = {"backend": a.backend, "passages_sha1": passages_sha1(passages)}
     if a.backend == "jsonl":
-        if not a.chains:
-            print("fairseq-syntax-lambada: error: --coref jsonl needs --chains FILE", file=sys.stderr)
-            return 1
+        want.update(source=os.path.abspath(a.chains), source_sha1=sha1_of(a.chains))
+    if os.path.exists(out) and not os.path.exists(out + ".shards"):
+        why = _stale_chains(_read_json(record), want)
+        if why is None:
+            check_coref_jsonl(out, passages)
+            print(f"[lambada] {out} is complete; nothing to do", file=sys.stderr)
+            return 0
+        print(f"[lambada] {out}: {why}; finding the chains again", file=sys.stderr)
+    if os.path.exists(record):  # no record may vouch for a file while it is being replaced
+        os.remove(record)
+    stats = {"seconds": 0}
+    if a.backend == "jsonl":
         check_coref_jsonl(a.chains, passages)
-        import shutil
-
-        shutil.copyfile(a.chains, out)
-        return 0
-    if a.backend == "neuralcoref":
+        with atomic_path(out) as tmp, open(a.chains, "rb") as src, open(tmp, "wb") as dst:
+            dst.write(src.read())
+    elif a.backend == "neuralcoref":
         from .coref import run_neuralcoref
 
         stats = run_neuralcoref(passages, out, a.env, a.workers, a.shard_size, wheels=a.wheels)
@@ -140,12 +150,35 @@ def cmd_coref(a) -> int:
 
         stats = run_stanza(passages, [inst.sentences + [(len(inst.context), len(passages[k]))]
                                       for k, (_, inst) in enumerate(instances)], out)
+    with atomic_path(record) as tmp, open(tmp, "w") as fh:
+        json.dump(want, fh, indent=1, sort_keys=True)
     if stats["seconds"] > 0:
         print(f"[lambada] coref {a.split}: {stats['tokens']} tokens, {stats['seconds']:.0f} s, "
               f"{stats['tokens'] / stats['seconds']:.0f} tokens/s with {a.workers} workers", file=sys.stderr)
         with open(base + ".coref.speed.json", "w") as fh:
             json.dump(dict(stats, workers=a.workers, backend=a.backend), fh)
     return 0
+
+
+def _read_json(path: str) -> "dict | None":
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None
+
+
+def _stale_chains(have: "dict | None", want: dict) -> "str | None":
+    """Why the chains on disk cannot stand for these passages and this backend (None: they can)."""
+    if have is None:
+        return "there is no record of the passages and backend it was made from"
+    if have.get("passages_sha1") != want["passages_sha1"]:
+        return "the split's passages changed since"
+    if have.get("backend") != want["backend"]:
+        return f"it holds {have.get('backend')}'s chains, not {want['backend']}'s"
+    if (have.get("source"), have.get("source_sha1")) != (want.get("source"), want.get("source_sha1")):
+        return f"it was copied from {have.get('source')} as it was then, not from {want['source']} as it is now"
+    return None
 
 
 def cmd_binarize(a) -> int:
