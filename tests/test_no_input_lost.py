@@ -462,6 +462,9 @@ def test_coreference_shards_keep_a_users_file_and_drop_a_killed_workers_temporar
     assert not list(shards.glob("*.out.jsonl")) and not out.exists()
     (shards / "notes.txt").unlink()
     (shards / "00001.out.jsonl.tmp99999").write_text('{"tokens": ["The"\n')  # a worker killed mid-shard
+    # and a finished shard of other passages with as many tokens, from a run whose plan was never written
+    (shards / "00000.out.jsonl").write_text(json.dumps({"tokens": ["Anna", "met", "Tom", ".", "He", "liked", "her",
+                                                                   "."], "clusters": []}) + "\n")
     stats = run_neuralcoref(passages, str(out), str(coref_env), workers=1, shard_size=1, progress=False)
     assert stats["shards_run"] == 3 and not shards.exists()
     assert [r["tokens"] for r in map(json.loads, out.read_text().splitlines())] == passages

@@ -79,6 +79,24 @@ def test_one_and_two_workers_give_identical_bytes_and_resume(tmp_path, tokenized
     assert parse_file(str(tokenized_file), str(resumed), "spacy", shard_size=64, progress=False)["skipped"]
 
 
+def test_shards_of_another_input_are_discarded_by_a_merging_run_and_refused_by_an_array_task(tmp_path, capsys,
+                                                                                          tokenized_file):
+    lines = tokenized_file.read_text().splitlines(keepends=True)
+    src, out = tmp_path / "in.txt", tmp_path / "out.conllu"
+    src.write_text("".join(lines[:40]))
+    parse_file(str(src), str(out), "spacy", shard=(0, 2), shard_size=10, progress=False)  # shards 0 and 2
+    src.write_text("".join(lines[40:80]))  # the input changes under the shards
+    with pytest.raises(RuntimeError, match=r"plan\.json: the shards there were made for another input .*run once "
+                                           r"without --shard"):
+        parse_file(str(src), str(out), "spacy", shard=(1, 2), shard_size=10, progress=False)
+    stats = parse_file(str(src), str(out), "spacy", shard_size=10, progress=False)
+    assert "were made for another input; discarding them" in capsys.readouterr().err
+    assert stats["sentences"] == 40 and not os.path.exists(shard_dir(str(out)))
+    fresh = tmp_path / "fresh.conllu"
+    parse_file(str(src), str(fresh), "spacy", progress=False)
+    assert out.read_bytes() == fresh.read_bytes()
+
+
 def test_empty_line_is_an_error_with_its_line(tmp_path):
     src = tmp_path / "bad.en"
     src.write_text("A dog runs .\n\nA cat sleeps .\n")
