@@ -1,4 +1,5 @@
 """Write-then-rename, so that a stopped or failed step never leaves a half-written final file."""
+import json
 import os
 from contextlib import contextmanager
 
@@ -31,3 +32,13 @@ def remove_own_folder(folder: str, ours) -> None:
     for name in os.listdir(folder):
         os.remove(os.path.join(folder, name))
     os.rmdir(folder)
+
+
+def read_own_json(path: str) -> "dict | None":
+    """A record the project wrote (a plan, a provenance), or None where it is missing or unreadable: what it
+    vouched for is then made again, never trusted."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError):
+        return None

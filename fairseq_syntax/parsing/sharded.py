@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from ..atomic import atomic_path, check_own_folder, remove_own_folder
+from ..atomic import atomic_path, check_own_folder, read_own_json, remove_own_folder
 from ..text_io import text_lines
 from .backends import describe_provenance, first_different_token, get_parser, parser_provenance
 from .conllu import format_conllu, read_conllu_file
@@ -76,11 +76,7 @@ def record_path(output: str) -> str:
 
 
 def read_record(output: str) -> "dict | None":
-    try:
-        with open(record_path(output), encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
+    return read_own_json(record_path(output))
 
 
 def write_record(output: str, input_path: str, input_sha1: str, lines: int, parser: dict) -> None:
@@ -154,20 +150,21 @@ def _prepare(plan: ShardPlan, output: str, start_over: bool) -> None:
     os.makedirs(folder, exist_ok=True)
     meta = os.path.join(folder, "plan.json")
     want = asdict(plan)
-    if os.path.exists(meta):
-        with open(meta) as fh:
-            have = json.load(fh)
+    have = read_own_json(meta)
+    if have is None:  # a folder a run left before its plan was written; or an array task's sibling writing it now
+        why = "have no plan of what they were made for" if start_over and os.listdir(folder) else None
+    else:
         differ = sorted(k for k in set(have) | set(want) if k != "input" and have.get(k) != want.get(k))
-        if differ and not start_over:
-            raise RuntimeError(f"{meta}: the shards there were made for another {_what(differ)} ({have}); "
-                               f"a job-array task never discards them: run once without --shard to start over")
-        if differ:
-            print(f"{folder}: its shards were made for another {_what(differ)}; discarding them and starting over",
-                  file=sys.stderr)
-            remove_own_folder(folder, _OURS)
-            os.makedirs(folder)
-        elif have == want:
-            return
+        why = f"were made for another {_what(differ)}" if differ else None
+        if why and not start_over:
+            raise RuntimeError(f"{meta}: the shards there {why} ({have}); a job-array task never discards "
+                               f"them: run once without --shard to start over")
+    if why:
+        print(f"{folder}: its shards {why}; discarding them and starting over", file=sys.stderr)
+        remove_own_folder(folder, _OURS)
+        os.makedirs(folder)
+    elif have == want:
+        return
     _write_atomic(meta, json.dumps(want, indent=1, sort_keys=True) + "\n")
 
 

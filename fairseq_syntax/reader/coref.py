@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Sequence
 
-from ..atomic import atomic_path, check_own_folder, remove_own_folder
+from ..atomic import atomic_path, check_own_folder, read_own_json, remove_own_folder
 from .chains import check_coref_jsonl, read_coref_jsonl
 
 BACKENDS = ("neuralcoref", "stanza", "jsonl")
@@ -139,14 +139,6 @@ def passages_sha1(passages: Sequence[Sequence[str]]) -> str:
     return hashlib.sha1(json.dumps([list(p) for p in passages]).encode("utf-8")).hexdigest()
 
 
-def _read_plan(path: str) -> "dict | None":
-    try:
-        with open(path) as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
-
-
 def _write_shards(passages: Sequence[Sequence[str]], shard_dir: str, shard_size: int) -> list[tuple[str, str]]:
     pairs = []
     for k in range(0, max(1, len(passages)), shard_size):
@@ -170,7 +162,7 @@ def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, wo
             "sha1": passages_sha1(passages)}
     if os.path.isdir(shard_dir):
         check_own_folder(shard_dir, _OURS)  # before hours of work, not after
-        if _read_plan(meta) != plan:  # shards of other passages, another --shard-size, or no plan: stale
+        if read_own_json(meta) != plan:  # shards of other passages, another --shard-size, or no plan: stale
             if os.listdir(shard_dir):
                 print(f"{shard_dir}: its shards were made for other passages or another shard size; discarding "
                       f"them and starting over", file=sys.stderr)

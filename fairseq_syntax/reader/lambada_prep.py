@@ -18,7 +18,7 @@ import sys
 import time
 from collections import Counter
 
-from ..atomic import atomic_path
+from ..atomic import atomic_path, read_own_json
 from .instances import (Rejected, check_training_instance, cut_passages, make_instance, read_passages,
                          read_stopwords, split_sentences)
 from .supervision import SIGNALS
@@ -128,7 +128,7 @@ def cmd_coref(a) -> int:
     if a.backend == "jsonl":
         want.update(source=os.path.abspath(a.chains), source_sha1=sha1_of(a.chains))
     if os.path.exists(out) and not os.path.exists(out + ".shards"):
-        why = _stale_chains(_read_json(record), want)
+        why = _stale_chains(read_own_json(record), want)
         if why is None:
             check_coref_jsonl(out, passages)
             print(f"[lambada] {out} is complete; nothing to do", file=sys.stderr)
@@ -158,14 +158,6 @@ def cmd_coref(a) -> int:
         with open(base + ".coref.speed.json", "w") as fh:
             json.dump(dict(stats, workers=a.workers, backend=a.backend), fh)
     return 0
-
-
-def _read_json(path: str) -> "dict | None":
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except (OSError, ValueError):
-        return None
 
 
 def _stale_chains(have: "dict | None", want: dict) -> "str | None":
