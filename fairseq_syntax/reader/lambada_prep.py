@@ -155,7 +155,7 @@ def cmd_coref(a) -> int:
     if stats["seconds"] > 0:
         print(f"[lambada] coref {a.split}: {stats['tokens']} tokens, {stats['seconds']:.0f} s, "
               f"{stats['tokens'] / stats['seconds']:.0f} tokens/s with {a.workers} workers", file=sys.stderr)
-        with open(base + ".coref.speed.json", "w") as fh:
+        with atomic_path(base + ".coref.speed.json") as tmp, open(tmp, "w") as fh:
             json.dump(dict(stats, workers=a.workers, backend=a.backend), fh)
     return 0
 
