@@ -53,6 +53,39 @@ def test_an_output_that_is_the_input_is_refused_before_any_work(cli, sentences, 
     assert src.read_bytes() == before
 
 
+def test_lambada_steps_refuse_outputs_that_are_inputs_folders_or_escape_their_folder(tmp_path, capsys):
+    """fairseq-syntax-lambada's steps, in process: each refusal is one line naming the path, and nothing is written."""
+    from fairseq_syntax.reader.lambada_prep import main
+
+    novels, raw = tmp_path / "novels", tmp_path / "raw"
+    novels.mkdir()
+    (novels / "a.txt").write_text("Tom went home . He was tired and he slept at home .\n")
+    (tmp_path / "afile").write_text("mine\n")
+    stop, valid = str(SHARED_DATA / "lambada/stopwords.txt"), str(SHARED_DATA / "lambada/chu_sample_valid.txt")
+    cut = ["cut-novels", "--novels", str(novels), "--stopwords", stop, "--out"]
+    inst = ["instances", "--split", "valid", "--max", "3", "--input"]
+    for argv, said in [(cut + [str(tmp_path)], "is a directory"),
+                       (cut + [str(novels / "a.txt")], "overwrite it"),
+                       (cut + [str(novels / "passages.txt")], "where the next run would read it as a novel"),
+                       (inst + [valid, "--out", str(tmp_path / "afile")], "not a folder"),
+                       (["instances", "--split", "../up", "--input", valid, "--out", str(raw)], "a split is a name"),
+                       (["binarize", "--dir", str(raw), "--out", str(tmp_path / "bin"), "--splits", "valid /x"],
+                        "a split is a name"),
+                       (["coref", "--dir", str(raw), "--split", "valid", "--shard-size", "0"], "at least 1")]:
+        try:
+            assert main([str(a) for a in argv]) != 0, argv
+        except SystemExit as e:  # argparse's refusal of an option
+            assert e.code == 2, argv
+        err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+        assert len(err) == 1 and said in err[0], (argv, err)
+    assert main(inst + [valid, "--out", str(raw)]) == 0
+    sents = raw / "valid.sents.txt"
+    before = sents.read_bytes()
+    assert main(inst + [str(sents), "--out", str(raw)]) != 0 and "overwrite it" in capsys.readouterr().err
+    assert sents.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["afile", "novels", "raw"] and os.listdir(novels) == ["a.txt"]
+
+
 def test_align_refuses_to_overwrite_its_subwords(sentences, tmp_path):
     conllu = tmp_path / "p.conllu"
     parse(sentences / "tok.en", conllu)

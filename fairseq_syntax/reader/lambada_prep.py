@@ -18,13 +18,20 @@ import sys
 import time
 from collections import Counter
 
+from ..arg_types import non_negative_int, positive_int, split_name, split_names
 from ..atomic import atomic_path, read_own_json
+from ..cli.guards import check_outputs
 from .instances import (Rejected, check_training_instance, cut_passages, make_instance, read_passages,
                          read_stopwords, split_sentences)
 from .supervision import SIGNALS
 
 
 def cmd_instances(a) -> int:
+    if os.path.exists(a.out) and not os.path.isdir(a.out):
+        raise ValueError(f"{a.out}: not a folder; --out is the work folder the split's files go into")
+    base = os.path.join(a.out, a.split)
+    if os.path.isdir(a.out):
+        check_outputs([base + ".inst.jsonl", base + ".sents.txt"], [a.input, a.stopwords])
     stop = read_stopwords(a.stopwords) if a.train_filter else frozenset()
     kept, why = [], Counter()
     seen = 0
@@ -46,7 +53,6 @@ def cmd_instances(a) -> int:
     os.makedirs(a.out, exist_ok=True)
     from .annotate import parse_lines, write_instances
 
-    base = os.path.join(a.out, a.split)
     write_instances(base + ".inst.jsonl", kept)
     with atomic_path(base + ".sents.txt") as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for _, inst in kept:
@@ -75,6 +81,10 @@ def cmd_cut_novels(a) -> int:
     if not files:
         print(f"fairseq-syntax-lambada: error: no .txt or .txt.gz novels in {a.novels}", file=sys.stderr)
         return 1
+    check_outputs([a.out], files + [a.stopwords])
+    if os.path.samefile(os.path.dirname(os.path.abspath(a.out)), a.novels) and a.out.endswith((".txt", ".txt.gz")):
+        raise ValueError(f"{a.out}: in the novels folder {a.novels}, where the next run would read it as a novel; "
+                         f"write the passages elsewhere")
     n = 0
     with atomic_path(a.out) as tmp, open(tmp, "w", encoding="utf-8") as out:
         for path in files:
@@ -207,28 +217,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("instances", help="passages -> instances")
     s.add_argument("--input", required=True, help="one tokenized passage per line, the target word last")
-    s.add_argument("--split", required=True)
+    s.add_argument("--split", required=True, type=split_name)
     s.add_argument("--out", required=True, help="work directory")
     s.add_argument("--train-filter", action="store_true", help="Chu et al.'s filter (training data)")
     s.add_argument("--stopwords", default=None, help="stop-word list for --train-filter")
-    s.add_argument("--max", type=int, default=0, help="keep at most N instances (0: all)")
+    s.add_argument("--max", type=non_negative_int, default=0, help="keep at most N instances (0: all)")
     s.set_defaults(func=cmd_instances)
     s = sub.add_parser("cut-novels", help="raw novels -> LAMBADA-style passages")
     s.add_argument("--novels", required=True, help="directory of .txt/.txt.gz novels, one paragraph per line")
     s.add_argument("--out", required=True)
     s.add_argument("--stopwords", required=True)
-    s.add_argument("--min-context", type=int, default=50)
-    s.add_argument("--max-context", type=int, default=150)
-    s.add_argument("--max", type=int, default=0)
+    s.add_argument("--min-context", type=positive_int, default=50)
+    s.add_argument("--max-context", type=positive_int, default=150)
+    s.add_argument("--max", type=non_negative_int, default=0, help="at most N passages (0: all)")
     s.set_defaults(func=cmd_cut_novels)
     s = sub.add_parser("coref", help="coreference chains per passage")
     s.add_argument("--dir", required=True)
-    s.add_argument("--split", required=True)
+    s.add_argument("--split", required=True, type=split_name)
     s.add_argument("--backend", choices=("neuralcoref", "stanza", "jsonl"), default="neuralcoref")
     s.add_argument("--chains", default=None, help="with --backend jsonl: your chains, one record per passage")
     s.add_argument("--env", default="work/coref-env", help="neuralcoref's Python 3.7 side environment")
-    s.add_argument("--workers", type=int, default=2)
-    s.add_argument("--shard-size", type=int, default=250, help="passages per shard (the unit of resumption)")
+    s.add_argument("--workers", type=positive_int, default=2)
+    s.add_argument("--shard-size", type=positive_int, default=250, help="passages per shard (the unit of resumption)")
     s.add_argument("--wheels", default=None, help="install neuralcoref's side environment from this folder "
                                                   "(fetch-coref-wheels), not from the package index")
     s.set_defaults(func=cmd_coref)
@@ -243,10 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("binarize", help="instances + parses + chains -> indexed datasets")
     s.add_argument("--dir", required=True)
     s.add_argument("--out", required=True)
-    s.add_argument("--splits", default="train valid test")
-    s.add_argument("--train-split", default="train", help="the split whose counts make the dictionary")
+    s.add_argument("--splits", default="train valid test", type=split_names)
+    s.add_argument("--train-split", default="train", type=split_name, help="the split whose counts make the dictionary")
     s.add_argument("--dict", default=None, help="use this dict.txt instead of building one")
-    s.add_argument("--min-count", type=int, default=1)
+    s.add_argument("--min-count", type=positive_int, default=1)
     s.add_argument("--signals", default=" ".join(SIGNALS))
     s.set_defaults(func=cmd_binarize)
     return p
@@ -259,7 +269,7 @@ def main(argv=None) -> int:
         return 1
     try:
         return a.func(a)
-    except (ValueError, RuntimeError, FileNotFoundError) as e:
+    except (ValueError, RuntimeError, OSError) as e:
         print(f"fairseq-syntax-lambada: error: {e}", file=sys.stderr)
         return 1
 
