@@ -1,5 +1,6 @@
-"""argparse types for the models' counts and distances: a negative layer count or distance would turn the
-syntax off without a word (``range(-1)`` builds no layer), so it is refused where it enters."""
+"""argparse types for the models' counts and distances, and for names that become part of file names. A negative
+layer count or distance would turn the syntax off without a word (``range(-1)`` builds no layer), and a split named
+``../x`` would write outside its folder, so each is refused where it enters."""
 import argparse
 import re
 
@@ -22,12 +23,21 @@ non_negative_int = _int_at_least(0)
 positive_int = _int_at_least(1)
 
 
-def split_name(value: str) -> str:
-    """A split's name becomes part of file names (``{split}.inst.jsonl``): no folder may hide in it."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
-        raise argparse.ArgumentTypeError(f"a split is a name like train, valid or test (letters, digits, '_', "
-                                         f"'-', '.'), got {value!r}")
-    return value
+def _name_in_file_names(what: str, like: str):
+    """A value that becomes part of file names (``{split}.inst.jsonl``): no folder may hide in it."""
+    def parse(value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
+            raise argparse.ArgumentTypeError(f"a {what} is a name like {like} (letters, digits, '_', '-', '.'), "
+                                             f"got {value!r}")
+        return value
+
+    parse.__name__ = f"{what} name"
+    return parse
+
+
+split_name = _name_in_file_names("split", "train, valid or test")
+suffix_name = _name_in_file_names("suffix", "heads or randheads")
+language_name = _name_in_file_names("language", "en or de")
 
 
 def split_names(value: str) -> str:

@@ -86,6 +86,18 @@ def test_lambada_steps_refuse_outputs_that_are_inputs_folders_or_escape_their_fo
     assert sorted(os.listdir(tmp_path)) == ["afile", "novels", "raw"] and os.listdir(novels) == ["a.txt"]
 
 
+@pytest.mark.parametrize("argv", [["binarize-heads", "--heads", "h", "--split", "../x"],
+                                  ["binarize-heads", "--heads", "h", "--suffix", "a/b"],
+                                  ["binarize-heads", "--heads", "h", "-s", "../en"],
+                                  ["ner-eval", "data", "--path", "ck.pt", "--split", "/tmp/test"]])
+def test_names_that_become_file_names_hold_no_folder(argv, capsys):
+    from fairseq_syntax.cli import binarize_heads, ner_eval
+
+    with pytest.raises(SystemExit) as e:
+        {"binarize-heads": binarize_heads.main, "ner-eval": ner_eval.main}[argv[0]](argv[1:])
+    assert e.value.code == 2 and "is a name like" in capsys.readouterr().err
+
+
 def test_align_refuses_to_overwrite_its_subwords(sentences, tmp_path):
     conllu = tmp_path / "p.conllu"
     parse(sentences / "tok.en", conllu)

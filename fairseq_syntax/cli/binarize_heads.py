@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..arg_types import language_name, split_name, suffix_name
 from ..data.heads_io import binarize_heads, heads_prefix, text_prefix
 from .guards import check_outputs
 
@@ -19,12 +20,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fairseq-syntax-binarize-heads", description=__doc__)
     p.add_argument("--heads", required=True, nargs="+", help="codes from fairseq-syntax-align, one file per split")
     p.add_argument("--destdir", help="the fairseq-preprocess output directory")
-    p.add_argument("--split", nargs="+", help="train, valid, test, ... (as many as --heads)")
-    p.add_argument("-s", "--source-lang")
-    p.add_argument("-t", "--target-lang")
+    p.add_argument("--split", nargs="+", type=split_name, help="train, valid, test, ... (as many as --heads)")
+    p.add_argument("-s", "--source-lang", type=language_name)
+    p.add_argument("-t", "--target-lang", type=language_name)
     p.add_argument("--text-prefixes", nargs="+", metavar="P",
                    help="instead of --destdir/--split/-s/-t: the binarized text of each --heads file (P.bin)")
-    p.add_argument("--suffix", default="heads", help="write {prefix}.<suffix>.bin/.idx (default: heads)")
+    p.add_argument("--suffix", default="heads", type=suffix_name, help="write {prefix}.<suffix>.bin/.idx (default: heads)")
     p.add_argument("--random-trees", type=int, metavar="SEED",
                    help="control: replace every tree by a random tree over the same words (seeded); "
                         "write it under another --suffix, e.g. randheads")

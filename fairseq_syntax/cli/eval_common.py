@@ -7,7 +7,7 @@ import json
 import os
 
 from ..atomic import atomic_path
-from ..arg_types import positive_int
+from ..arg_types import positive_int, split_name
 from .guards import check_outputs, files_under
 
 
@@ -17,7 +17,7 @@ def eval_arguments(prog: str, doc: str, data_help: str, split: str, split_help: 
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", help=data_help)
     p.add_argument("--path", required=True, help="checkpoint")
-    p.add_argument("--split", default=split, help=split_help)
+    p.add_argument("--split", default=split, type=split_name, help=split_help)
     p.add_argument("--batch-size", type=positive_int, default=batch_size)
     p.add_argument("--cpu", action="store_true")
     p.add_argument("--fp16", action="store_true")

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 
+from ..arg_types import split_name
 from ..atomic import atomic_path
 from ..cli.guards import check_outputs, files_under
 
@@ -70,7 +71,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fairseq-syntax-lambada-eval", description=__doc__)
     p.add_argument("data", help="the bin/ directory of data-prep/lambada.sh")
     p.add_argument("--path", required=True, help="checkpoint")
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", default="test", type=split_name)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--json", default=None, help="also write the numbers here")
     p.add_argument("--predictions", default=None, help="write one JSON line per instance (id, correct, "
