@@ -1,7 +1,9 @@
 """Write-then-rename, so that a stopped or failed step never leaves a half-written final file."""
 import json
 import os
+import sys
 from contextlib import contextmanager
+from typing import Callable
 
 
 @contextmanager
@@ -42,3 +44,30 @@ def read_own_json(path: str) -> "dict | None":
             return json.load(fh)
     except (OSError, ValueError):
         return None
+
+
+def plan_folder(folder: str, plan: dict, ours, differs: "Callable[[dict], str | None]", merging: bool = True) -> None:
+    """Make ``folder`` a shard folder for ``plan``, its plan.json written before any shard, so that no shard is
+    ever without a record of what it was made for. Shards made for another plan (``differs`` names how, or None
+    where the difference does not matter) are stale: a run that merges discards them (only files ``ours`` covers;
+    anything else stops it); a job-array task (``merging=False``) refuses, as its siblings may be parsing the
+    folder's own input, and leaves a plan-less folder to the sibling writing it."""
+    os.makedirs(folder, exist_ok=True)
+    meta = os.path.join(folder, "plan.json")
+    have = read_own_json(meta)
+    if have == plan:
+        return
+    if have is None:
+        why = "have no plan of what they were made for" if merging and os.listdir(folder) else None
+    else:
+        what = differs(have)
+        why = f"were made for {what}" if what else None
+        if why and not merging:
+            raise RuntimeError(f"{meta}: the shards there {why} ({have}); a job-array task never discards them: "
+                               f"run once without --shard to start over")
+    if why:
+        print(f"{folder}: its shards {why}; discarding them and starting over", file=sys.stderr)
+        remove_own_folder(folder, ours)
+        os.makedirs(folder)
+    with atomic_path(meta) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(plan, indent=1, sort_keys=True) + "\n")

@@ -162,7 +162,7 @@ def test_job_array_tasks_parse_side_by_side_and_the_merging_run_waits_for_them(s
     from fairseq_syntax.parsing.sharded import output_lock, shard_dir
 
     out = tmp_path / "a.conllu"
-    with output_lock(str(out), array_task=True):  # task 0 of 2 is parsing
+    with output_lock(str(out), merging=False):  # task 0 of 2 is parsing
         parse(sentences / "tok.en", out, "--shard", "1/2", "--shard-size", "2")
         assert sorted(os.listdir(shard_dir(str(out)))) == ["000001.conllu", "000003.conllu", "plan.json"]
         one_line_error(parse(sentences / "tok.en", out, check=False), str(out), "a job-array task (--shard i/N)")

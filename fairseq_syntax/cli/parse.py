@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from ..parsing import BACKENDS
-from ..parsing.sharded import output_lock, parse_file
+from ..parsing.sharded import merges, output_lock, parse_file
 from ..arg_types import positive_int
 from .guards import check_outputs
 
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
 
         backend = "stanza" if stanza_models_present() else "spacy"
     try:
-        with output_lock(args.output, array_task=args.shard is not None and args.shard[1] > 1):
+        with output_lock(args.output, merging=merges(args.shard)):
             stats = parse_file(args.input, args.output, backend, args.workers, args.shard_size, args.shard,
                                kwargs, progress=not args.quiet)
     except (ValueError, RuntimeError, OSError) as e:

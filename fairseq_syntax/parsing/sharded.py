@@ -18,7 +18,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from ..atomic import atomic_path, check_own_folder, read_own_json, remove_own_folder
+from ..atomic import atomic_path, check_own_folder, plan_folder, read_own_json, remove_own_folder
 from ..text_io import text_lines
 from .backends import describe_provenance, first_different_token, get_parser, parser_provenance
 from .conllu import format_conllu, read_conllu_file
@@ -96,8 +96,14 @@ def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser
     return None
 
 
+def merges(shard: "tuple[int, int] | None") -> bool:
+    """Whether a run merges its shards into the output: one that parses them all (no --shard, or i/1) does; a
+    job-array task (--shard i/N, N > 1) only adds shards, beside its siblings."""
+    return shard is None or shard[1] == 1
+
+
 @contextlib.contextmanager
-def output_lock(output: str, array_task: bool = False):
+def output_lock(output: str, merging: bool = True):
     """One writer per output: a second run on the same output stops at once, naming the first, instead of
     the two deleting each other's shards. Job-array tasks (``--shard i/N``) only add shards and never merge,
     so they share the lock with each other and exclude only a run that merges."""
@@ -105,10 +111,10 @@ def output_lock(output: str, array_task: bool = False):
     fh = open(path, "a+")
     try:
         try:
-            fcntl.flock(fh, (fcntl.LOCK_SH if array_task else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+            fcntl.flock(fh, (fcntl.LOCK_EX if merging else fcntl.LOCK_SH) | fcntl.LOCK_NB)
         except BlockingIOError:
             raise RuntimeError(f"{output}: {_lock_holder(fh)} is writing it; wait for it to finish") from None
-        if not array_task:  # array tasks leave the file alone: it names the one exclusive holder
+        if merging:  # array tasks leave the file alone: it names the one exclusive holder
             fh.seek(0)
             fh.truncate()
             fh.write(f"pid {os.getpid()}\n")
@@ -142,30 +148,13 @@ def _write_atomic(path: str, text: str) -> None:
         fh.write(text)
 
 
-def _prepare(plan: ShardPlan, output: str, start_over: bool) -> None:
-    """The shard folder for ``plan``. Shards made for another input, shard size or parser are stale: a run that
-    merges discards them (only files the parser writes; anything else there stops it); a job-array task
-    refuses, as its siblings may be parsing the folder's own input."""
-    folder = shard_dir(output)
-    os.makedirs(folder, exist_ok=True)
-    meta = os.path.join(folder, "plan.json")
+def _prepare(plan: ShardPlan, output: str, merging: bool) -> None:
+    """The shard folder for ``plan``; where the input only moved (same digest), its shards still serve."""
+    def differs(have: dict) -> "str | None":
+        keys = sorted(k for k in set(have) | set(want) if k != "input" and have.get(k) != want.get(k))
+        return f"another {_what(keys)}" if keys else None
     want = asdict(plan)
-    have = read_own_json(meta)
-    if have is None:  # a folder a run left before its plan was written; or an array task's sibling writing it now
-        why = "have no plan of what they were made for" if start_over and os.listdir(folder) else None
-    else:
-        differ = sorted(k for k in set(have) | set(want) if k != "input" and have.get(k) != want.get(k))
-        why = f"were made for another {_what(differ)}" if differ else None
-        if why and not start_over:
-            raise RuntimeError(f"{meta}: the shards there {why} ({have}); a job-array task never discards "
-                               f"them: run once without --shard to start over")
-    if why:
-        print(f"{folder}: its shards {why}; discarding them and starting over", file=sys.stderr)
-        remove_own_folder(folder, _OURS)
-        os.makedirs(folder)
-    elif have == want:
-        return
-    _write_atomic(meta, json.dumps(want, indent=1, sort_keys=True) + "\n")
+    plan_folder(shard_dir(output), want, _OURS, differs, merging)
 
 
 def _what(keys: list[str]) -> str:
@@ -228,7 +217,7 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
             check_conllu_matches(output, sents, input_path)
             return {"sentences": 0, "tokens": 0, "seconds": 0.0, "skipped": True}
         print(f"{output}: {reparse}; parsing again", file=sys.stderr)
-    _prepare(plan, output, start_over=shard is None or shard[1] == 1)
+    _prepare(plan, output, merging=merges(shard))
     todo = [k for k in range(plan.num_shards)
             if (shard is None or k % shard[1] == shard[0]) and not os.path.exists(shard_path(output, k))]
     jobs = [(k, plan.lines_of(k), output) for k in todo]

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Sequence
 
-from ..atomic import atomic_path, check_own_folder, read_own_json, remove_own_folder
+from ..atomic import atomic_path, check_own_folder, plan_folder, remove_own_folder
 from .chains import check_coref_jsonl, read_coref_jsonl
 
 BACKENDS = ("neuralcoref", "stanza", "jsonl")
@@ -157,20 +157,11 @@ def run_neuralcoref(passages: Sequence[Sequence[str]], output: str, env: str, wo
     """Chains for ``passages`` into ``output`` (JSONL); finished shards are kept, so a re-run resumes."""
     py = setup_neuralcoref_env(env, wheels=wheels)
     shard_dir = output + ".shards"
-    meta = os.path.join(shard_dir, "plan.json")
     plan = {"passages": len(passages), "shard_size": shard_size, "tokens": sum(len(p) for p in passages),
             "sha1": passages_sha1(passages)}
     if os.path.isdir(shard_dir):
         check_own_folder(shard_dir, _OURS)  # before hours of work, not after
-        if read_own_json(meta) != plan:  # shards of other passages, another --shard-size, or no plan: stale
-            if os.listdir(shard_dir):
-                print(f"{shard_dir}: its shards were made for other passages or another shard size; discarding "
-                      f"them and starting over", file=sys.stderr)
-            remove_own_folder(shard_dir, _OURS)
-    if not os.path.isdir(shard_dir):
-        os.makedirs(shard_dir)
-        with atomic_path(meta) as tmp, open(tmp, "w") as fh:  # the plan first: no shard without it
-            json.dump(plan, fh)
+    plan_folder(shard_dir, plan, _OURS, lambda have: "other passages or another shard size")
     pairs = _write_shards(passages, shard_dir, shard_size)
     todo = [p for p in pairs if not os.path.exists(p[1])]
     t0 = time.perf_counter()
