@@ -128,7 +128,30 @@ def load_model_for(path: str, data: str, tasks: tuple, tool: str, raw_text: bool
     options = expect_task(state, path, tasks, tool)
     if raw_text:
         refuse_other_trees(options, path, tool)
-    return checkpoint_utils.load_model_ensemble_and_task([path], arg_overrides={"data": data}, state=state)
+    heads = {k: tuple(v.shape) for k, v in state["model"].items() if "classification_heads." in k}
+    recorded = (state.get("task_state") or {}).get("dictionaries")
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([path], arg_overrides={"data": data},
+                                                                      state=state)
+    check_trained_dictionaries(recorded, heads, models[0], task, path, data)
+    return models, cfg, task
+
+
+def check_trained_dictionaries(recorded: "dict | None", heads: dict, model, task, path: str, data: str) -> None:
+    """Refuse data binarized with other dictionaries than the checkpoint's (dictionary_record.py): by the digests
+    its task recorded, or, for a checkpoint saved before they were, by its classification heads' shapes (which
+    fairseq would have replaced with random ones, warning only)."""
+    from .dictionary_record import dictionary_digests
+
+    if recorded:
+        have = dictionary_digests(task)
+        differ = [name for name in recorded if name in have and have[name] != recorded[name]]
+    else:
+        now = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        differ = ["label"] if any(now.get(k) != shape for k, shape in heads.items()) else []
+    if differ:
+        raise ValueError(f"{data}: its {' and '.join(differ)} dictionary is not the one {path} was trained with "
+                         f"(an index there means another {'label' if differ == ['label'] else 'token'}); score it "
+                         f"on the data it was trained on, or on data binarized with that data's dict.txt files")
 
 
 def cli_errors_without_traceback() -> None:

@@ -203,6 +203,57 @@ def test_the_tagger_hub_labels_raw_text_as_the_evaluation_labels_the_prepared_se
 
 
 @pytest.mark.slow
+def test_data_binarized_with_other_dictionaries_or_a_cut_bin_is_refused_not_scored(conll, tmp_path, capsys):
+    """A checkpoint carries its dictionaries' digests: data whose label dictionary lists the tags in another order
+    (a corpus copy that counts them otherwise) is refused by the evaluation and the tagger hub, nothing written. A
+    checkpoint saved before the record is still refused where the label count differs, where fairseq would have
+    put a random head in place of the trained one. A label .bin cut short is named instead of an IndexError."""
+    import shutil
+
+    from fairseq_syntax.cli import ner_eval
+    from fairseq_syntax.tagger_hub import EntityTagger
+
+    ck = conll / "ck/checkpoint_best.pt"
+
+    def score(data, path=ck):
+        out = tmp_path / "e.json"
+        out.unlink(missing_ok=True)
+        rc = ner_eval.main([str(data / "bin"), "--path", str(path), "--cpu", "--json", str(out)])
+        assert not out.exists() or rc == 0
+        return rc, capsys.readouterr().err
+
+    assert score(conll / "data")[0] == 0
+    data = tmp_path / "swapped"
+    shutil.copytree(conll / "data", data)
+    labels = (data / "bin/label/dict.txt").read_text().splitlines(keepends=True)
+    (data / "bin/label/dict.txt").write_text("".join([labels[1], labels[0], *labels[2:]]))
+    rc, err = score(data)
+    assert rc == 1 and "swapped/bin: its label dictionary is not the one" in err and "checkpoint_best.pt" in err
+    with pytest.raises(ValueError, match="its label dictionary is not the one"):
+        EntityTagger.from_pretrained(str(conll / "ck"), data_name_or_path=str(data / "bin"))
+
+    state = torch.load(ck, map_location="cpu", weights_only=False)  # the test's own checkpoint, saved as fairseq does
+    assert set(state["task_state"]["dictionaries"]) == {"source", "label"}
+    del state["task_state"]["dictionaries"]  # as saved before the record
+    torch.save(state, tmp_path / "old.pt")
+    rc, err = score(conll / "data", tmp_path / "old.pt")
+    assert rc == 0, err
+    more = tmp_path / "more"
+    shutil.copytree(conll / "data", more)
+    with open(more / "bin/label/dict.txt", "a") as fh:
+        fh.write("B-EVENT 1\n")
+    rc, err = score(more, tmp_path / "old.pt")
+    assert rc == 1 and "more/bin: its label dictionary is not the one" in err
+
+    cut = tmp_path / "cut"
+    shutil.copytree(conll / "data", cut)
+    label_bin = cut / "bin/label/test.bin"
+    label_bin.write_bytes(label_bin.read_bytes()[:-7])
+    rc, err = score(cut)
+    assert rc == 1 and "label/test.bin:" in err and "the file is truncated or does not belong to this index" in err
+
+
+@pytest.mark.slow
 def test_the_tagging_benchmark_runs_every_system_on_the_same_batches(conll, minilm_converted, tmp_path):
     """benchmarks/bench_encoders.py --tagging: baseline, SG-Net, SLA, WLA and SG-Net computing every row
     interleaved on real CoNLL-2003 batches, a ratio for each (the figures are a benchmark's, never asserted here)."""

@@ -40,7 +40,9 @@ def load_tokens_and_heads(prefix: str, dictionary, suffix: str = HEADS_SUFFIX, c
     ((None, None) where there is no text: an optional input such as a GLUE task's ``input1``)."""
     from fairseq.data import data_utils
 
-    tokens = data_utils.load_indexed_dataset(prefix, dictionary, combine=combine)
+    from .packed import checked_indexed
+
+    tokens = checked_indexed(data_utils.load_indexed_dataset(prefix, dictionary, combine=combine))
     if tokens is None:
         return None, None
     heads = load_heads(f"{prefix}.{suffix}")

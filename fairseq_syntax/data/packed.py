@@ -23,6 +23,20 @@ def open_indexed(prefix: str):
         ds = (_NoData if empty else indexed_dataset.MMapIndexedDataset)(prefix)
     except Exception as e:  # a corrupt .idx: bad magic, version or a short header
         raise ValueError(f"{prefix}.idx: not a fairseq index ({e})") from None
+    return _checked(ds, prefix)
+
+
+def checked_indexed(dataset):
+    """``dataset`` as fairseq's ``data_utils.load_indexed_dataset`` returned it (one ``MMapIndexedDataset``, or a
+    ``ConcatDataset`` of ``train``, ``train1``, ...), each ``.bin`` checked against its ``.idx`` as
+    :func:`open_indexed` does; None stays None (no such split)."""
+    for part in (dataset.datasets if isinstance(dataset, ConcatDataset) else [dataset] if dataset is not None else []):
+        if isinstance(part, indexed_dataset.MMapIndexedDataset):
+            _checked(part, part._path)
+    return dataset
+
+
+def _checked(ds, prefix: str):
     need = 0
     if len(ds):
         last = len(ds) - 1

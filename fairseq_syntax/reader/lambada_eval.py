@@ -18,14 +18,15 @@ from ..cli.guards import check_outputs, files_under
 
 def evaluate(checkpoint: str, data: str, split: str, batch_size: int = 64, predictions: str | None = None) -> dict:
     import torch  # here, not at the top: --help and argument errors answer at once
-    from fairseq import checkpoint_utils
 
     import fairseq_syntax
+
+    from ..checkpoint_compat import load_model_for
     from .dataset import prefix
     from .losses import pointer_log_probs, pointer_sum_predict
 
     fairseq_syntax.register()
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([checkpoint], arg_overrides={"data": data})
+    models, cfg, task = load_model_for(checkpoint, data, ("lambada_reader",), "fairseq-syntax-lambada-eval")
     model = models[0].eval()
     ds = task.load_dataset(split)
     with open(prefix(data, split, "types.jsonl"), encoding="utf-8") as fh:

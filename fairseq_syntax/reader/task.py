@@ -16,6 +16,7 @@ from omegaconf import II
 from .dataset import ReaderDataset, prefix
 from .supervision import SIGNALS
 from ..distributed_check import refuse_lone_torchrun_worker
+from ..dictionary_record import RecordsDictionaries
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class LambadaReaderConfig(FairseqDataclass):
 
 
 @register_task("lambada_reader", dataclass=LambadaReaderConfig)
-class LambadaReaderTask(FairseqTask):
+class LambadaReaderTask(RecordsDictionaries, FairseqTask):
     def __init__(self, cfg, dictionary):
         super().__init__(cfg)
         self.dictionary = dictionary

@@ -14,10 +14,12 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
+from ..data.packed import checked_indexed
 from ..data.syntax_dataset import SyntaxLanguagePairDataset
 from ..syntax.alignment import align_heads_to_subwords, words_from_subwords
 from ..distributed_check import refuse_lone_torchrun_worker
 from ..syntax.masks import shift_codes
+from ..dictionary_record import RecordsDictionaries
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +51,7 @@ def source_prefix(data_path: str, split: str, src: str, tgt: str) -> "str | None
 
 
 @register_task("syntax_guided_translation", dataclass=SyntaxGuidedTranslationConfig)
-class SyntaxGuidedTranslationTask(TranslationTask):
+class SyntaxGuidedTranslationTask(RecordsDictionaries, TranslationTask):
     """Translation whose batches carry ``net_input['src_heads']``, the source's subword head codes.
 
     Binarized data needs ``.heads`` side files (``fairseq-syntax-binarize-heads``);
@@ -69,6 +71,8 @@ class SyntaxGuidedTranslationTask(TranslationTask):
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
         super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+        checked_indexed(self.datasets[split].src)  # fairseq's loader does not check a .bin against its .idx
+        checked_indexed(self.datasets[split].tgt)
         paths = utils.split_paths(self.cfg.data)
         if split != self.cfg.train_subset:
             paths = paths[:1]

@@ -22,8 +22,10 @@ from fairseq.tasks import register_task
 from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 
 from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
+from ..data.packed import checked_indexed
 from ..data.sentence_codes import AssembledCodesDataset, AssembledInputDataset, ClassLabelDataset, SizeSumDataset
 from ..distributed_check import refuse_lone_torchrun_worker
+from ..dictionary_record import RecordsDictionaries
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ class SyntaxSentencePredictionConfig(SentencePredictionConfig):
 
 
 @register_task("syntax_sentence_prediction", dataclass=SyntaxSentencePredictionConfig)
-class SyntaxSentencePredictionTask(SentencePredictionTask):
+class SyntaxSentencePredictionTask(RecordsDictionaries, SentencePredictionTask):
     """``sentence_prediction`` plus ``src_heads``; works with roberta_baseline, roberta_sgnet and roberta_sla."""
 
     @classmethod
@@ -81,8 +83,8 @@ class SyntaxSentencePredictionTask(SentencePredictionTask):
         dataset = {"id": IdDataset(), "net_input": net_input, "nsentences": NumSamplesDataset(),
                    "ntokens": SizeSumDataset(net_input.sizes)}
         if not self.cfg.regression_target:
-            labels = data_utils.load_indexed_dataset(os.path.join(self.cfg.data, "label", split),
-                                                     self.label_dictionary, combine=combine)
+            labels = checked_indexed(data_utils.load_indexed_dataset(os.path.join(self.cfg.data, "label", split),
+                                                                     self.label_dictionary, combine=combine))
             if labels is not None:
                 dataset["target"] = ClassLabelDataset(labels, -self.label_dictionary.nspecial,
                                                       os.path.join(self.cfg.data, "label", split))

@@ -18,12 +18,13 @@ from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
 from ..data.ranking_inputs import RankingChoiceDataset
 from ..data.sentence_codes import SizeSumDataset
 from ..distributed_check import refuse_lone_torchrun_worker
+from ..dictionary_record import RecordsDictionaries
 
 logger = logging.getLogger(__name__)
 
 
 @register_task("syntax_sentence_ranking")
-class SyntaxSentenceRankingTask(SentenceRankingTask):
+class SyntaxSentenceRankingTask(RecordsDictionaries, SentenceRankingTask):
     """``sentence_ranking`` plus ``src_heads`` in every ``net_input{k}``; for roberta_baseline, _sgnet and _sla."""
 
     @staticmethod

@@ -26,9 +26,11 @@ from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II
 
 from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
+from ..data.packed import checked_indexed
 from ..data.sentence_codes import AssembledCodesDataset
 from ..data.token_labels import WordStartLabelsDataset
 from ..distributed_check import refuse_lone_torchrun_worker
+from ..dictionary_record import RecordsDictionaries
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +47,7 @@ class SyntaxTokenLabelingConfig(FairseqDataclass):
 
 
 @register_task("syntax_token_labeling", dataclass=SyntaxTokenLabelingConfig)
-class SyntaxTokenLabelingTask(FairseqTask):
+class SyntaxTokenLabelingTask(RecordsDictionaries, FairseqTask):
     def __init__(self, cfg, dictionary, label_dictionary):
         super().__init__(cfg)
         self.dictionary = dictionary
@@ -74,7 +76,7 @@ class SyntaxTokenLabelingTask(FairseqTask):
             raise FileNotFoundError(f"{prefix}.bin: not found")
         heads_prefix = f"{prefix}.{self.cfg.heads_suffix}"
         label_prefix = os.path.join(self.cfg.data, "label", split)
-        labels = data_utils.load_indexed_dataset(label_prefix, self.label_dictionary, combine=combine)
+        labels = checked_indexed(data_utils.load_indexed_dataset(label_prefix, self.label_dictionary, combine=combine))
         if labels is None:
             raise FileNotFoundError(f"{label_prefix}.bin: not found")
         lead = 0
