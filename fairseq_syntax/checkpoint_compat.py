@@ -69,6 +69,10 @@ class UnsafeCheckpointError(ValueError):
     """A checkpoint's stored configuration holds a string fairseq would pass to ``eval``."""
 
 
+class OtherDictionariesError(ValueError):
+    """The data given with a checkpoint was binarized with other dictionaries than the ones it was trained with."""
+
+
 class UnreadableCheckpointError(ValueError):
     """A checkpoint file that is empty, truncated or not a torch file; the message never repeats torch's advice
     to retry with ``weights_only=False``, which would unpickle whatever the file holds."""
@@ -128,12 +132,26 @@ def load_model_for(path: str, data: str, tasks: tuple, tool: str, raw_text: bool
     options = expect_task(state, path, tasks, tool)
     if raw_text:
         refuse_other_trees(options, path, tool)
-    heads = {k: tuple(v.shape) for k, v in state["model"].items() if "classification_heads." in k}
-    recorded = (state.get("task_state") or {}).get("dictionaries")
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([path], arg_overrides={"data": data},
-                                                                      state=state)
-    check_trained_dictionaries(recorded, heads, models[0], task, path, data)
-    return models, cfg, task
+    return checkpoint_utils.load_model_ensemble_and_task([path], arg_overrides={"data": data}, state=state)
+
+
+def _trained_with(state: dict) -> tuple:
+    """What a loaded checkpoint says of the dictionaries it was trained with: its task's record, and its
+    classification heads' shapes (read before fairseq loads the weights, which deletes heads of another size)."""
+    heads = {k: tuple(v.shape) for k, v in (state.get("model") or {}).items() if "classification_heads." in k}
+    return (state.get("task_state") or {}).get("dictionaries"), heads
+
+
+def _data_of(task, arg_overrides) -> str:
+    """The data folder the task reads (fairseq-generate's own task; the checkpoint's cfg names the training data)."""
+    for holder in (getattr(task, "cfg", None), getattr(task, "args", None)):
+        data = getattr(holder, "data", None)
+        if isinstance(data, str):
+            return data
+    return (arg_overrides or {}).get("data") or "the data"
+
+
+_LOADED: dict = {}  # checkpoint path -> _trained_with(state), from load_checkpoint_to_cpu to the model's load
 
 
 def check_trained_dictionaries(recorded: "dict | None", heads: dict, model, task, path: str, data: str) -> None:
@@ -149,9 +167,11 @@ def check_trained_dictionaries(recorded: "dict | None", heads: dict, model, task
         now = {k: tuple(v.shape) for k, v in model.state_dict().items()}
         differ = ["label"] if any(now.get(k) != shape for k, shape in heads.items()) else []
     if differ:
-        raise ValueError(f"{data}: its {' and '.join(differ)} dictionary is not the one {path} was trained with "
-                         f"(an index there means another {'label' if differ == ['label'] else 'token'}); score it "
-                         f"on the data it was trained on, or on data binarized with that data's dict.txt files")
+        which = f"{' and '.join(differ)} dictionar{'y' if len(differ) == 1 else 'ies'}"
+        raise OtherDictionariesError(
+            f"{data}: its {which} {'is' if len(differ) == 1 else 'are'} not the one{'s' * (len(differ) > 1)} {path} "
+            f"was trained with (an index there means another {'label' if differ == ['label'] else 'token'}); use it "
+            f"with the data it was trained on, or with data binarized with that data's dict.txt files")
 
 
 def cli_errors_without_traceback() -> None:
@@ -163,7 +183,7 @@ def cli_errors_without_traceback() -> None:
         return
 
     def hook(kind, value, tb):
-        if issubclass(kind, (UnsafeCheckpointError, UnreadableCheckpointError)):
+        if issubclass(kind, (UnsafeCheckpointError, UnreadableCheckpointError, OtherDictionariesError)):
             print(f"{os.path.basename(sys.argv[0]) or 'python'}: error: {value}", file=sys.stderr)
             sys.exit(1)
         previous(kind, value, tb)
@@ -215,7 +235,11 @@ def check_config(state: dict, path: str) -> None:
 
 def install_load_check() -> None:
     """Wrap ``fairseq.checkpoint_utils.load_checkpoint_to_cpu`` (once) so that every checkpoint it returns
-    has passed :func:`check_config`; fairseq's callers look it up on the module at call time."""
+    has passed :func:`check_config`, and ``load_model_ensemble_and_task`` (fairseq-generate, -validate,
+    -interactive, the hubs, the evaluation commands) so that every model it builds is checked against the data's
+    dictionaries (:func:`check_trained_dictionaries`); fairseq's callers look both up on the module at call time.
+    Training (``--restore-file``, ``--finetune-from-model``) loads through the first only: fine-tuning onto
+    another label set stays possible."""
     from fairseq import checkpoint_utils
 
     original = checkpoint_utils.load_checkpoint_to_cpu
@@ -234,11 +258,27 @@ def install_load_check() -> None:
                 raise
             raise _unreadable(path, err) from None
         check_config(state, path)
+        _LOADED[os.path.abspath(path)] = _trained_with(state)
         return state
 
-    load_checkpoint_to_cpu._fairseq_syntax_checked = True
-    load_checkpoint_to_cpu.__wrapped__ = original
+    def load_model_ensemble_and_task(filenames, arg_overrides=None, task=None, strict=True, suffix="",
+                                     num_shards=1, state=None):
+        given = _trained_with(state) if state is not None else None
+        ensemble, cfg, task = load_ensemble(filenames, arg_overrides, task, strict, suffix, num_shards, state)
+        data = _data_of(task, arg_overrides)
+        for filename, model in zip(filenames, ensemble):
+            stashed = _LOADED.pop(os.path.abspath(filename), None)
+            record = given or stashed
+            if record is not None:
+                check_trained_dictionaries(*record, model, task, filename, data)
+        return ensemble, cfg, task
+
+    load_ensemble = checkpoint_utils.load_model_ensemble_and_task
+    for wrapper, wrapped in ((load_checkpoint_to_cpu, original), (load_model_ensemble_and_task, load_ensemble)):
+        wrapper._fairseq_syntax_checked = True
+        wrapper.__wrapped__ = wrapped
     checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
+    checkpoint_utils.load_model_ensemble_and_task = load_model_ensemble_and_task
 
 
 def _safe_globals() -> list:

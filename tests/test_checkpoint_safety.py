@@ -174,3 +174,26 @@ def test_the_translation_hub_refuses_a_model_trained_on_random_trees(prepared, t
     with pytest.raises(ValueError, match=r"trained with --heads-suffix randheads .* the translation hub parses raw "
                                          r"text"):
         TransformerSGNetModel.from_pretrained(str(folder), data_name_or_path=str(prepared / "bin"))
+
+
+@pytest.mark.slow
+def test_data_binarized_with_another_dictionary_is_refused_by_generate_and_the_hub(prepared, trained, user_dir,
+                                                                                  tmp_path):
+    """Two entries of the joined dictionary swapped, as a vocabulary rebuilt at the same size may list them: the
+    model would read and write other tokens through every index. fairseq-generate stops with one line naming the
+    data and the checkpoint before translating anything; the hub raises the same."""
+    from fairseq_syntax.checkpoint_compat import OtherDictionariesError
+    from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
+
+    data = tmp_path / "bin"
+    shutil.copytree(prepared / "bin", data)
+    for lang in ("en", "de"):
+        lines = (data / f"dict.{lang}.txt").read_text().splitlines(keepends=True)
+        (data / f"dict.{lang}.txt").write_text("".join([lines[1], lines[0], *lines[2:]]))
+    proc = run(LOADERS["generate"](str(data), str(trained), user_dir), cwd=str(tmp_path), check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert (f"fairseq-generate: error: {data}: its source and target dictionaries are not the ones {trained} was "
+            f"trained with") in proc.stderr, proc.stderr[-3000:]
+    assert "H-" not in proc.stdout
+    with pytest.raises(OtherDictionariesError, match="its source and target dictionaries are not the ones"):
+        TransformerSGNetModel.from_pretrained(str(trained.parent), data_name_or_path=str(data))
