@@ -2,8 +2,8 @@
 
 An index means a token or a label only under the dictionary it was binarized with. Scored through another data
 folder's dictionaries, a model reads other tokens and predicts other labels; and where the label count differs,
-fairseq replaces the trained classification head with a fresh random one, with a warning only. The evaluation
-commands and hubs compare this record with the data they are given (checkpoint_compat.load_model_for).
+fairseq replaces the trained classification head with a fresh random one, with a warning only. Every model
+load compares this record with the data it is given (checkpoint_compat.install_load_check).
 """
 from __future__ import annotations
 
