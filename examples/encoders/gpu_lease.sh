@@ -11,11 +11,13 @@
 #            # at most SECONDS (default options: --fp16 --jobs 8) and packs every finished run, and the logs of the
 #            # runs the limit stopped, into $OUT/table1_lease.tgz
 #   here:    bash examples/encoders/gpu_lease.sh back TGZ [--into DIR]
-#            # copies the runs that finished there into results/encoders_table1_fp16 (never over a file that is
-#            # there) and summarizes that table (a table of its own: the summary does not mix fp16 and fp32 runs)
+#            # copies the runs that finished there into their table (never over a file that is there) and
+#            # summarizes it: results/encoders_table1_fp16 for --fp16 runs (a table of its own: the summary does not
+#            # mix fp16 and fp32 runs), results/encoders_table1 for runs without --fp16, which are the fp32 table's
+#            # own protocol on a faster device (each run's eval.json names its device)
 #
-# Runs already in results/encoders_table1_fp16 travel with the checkout and are skipped there; a run the time limit
-# stops is lost with the machine (checkpoints are too large to bring back). --work DIR (before the command): where
+# Runs already in that table travel with the checkout and are skipped there; a run the time limit stops is lost
+# with the machine (checkpoints are too large to bring back). --work DIR (before the command): where
 # the data, the weights and the packed files are (default work).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -102,19 +104,33 @@ second)
   tar xzf "$LEASE/data.tgz" -C "$WORK" --skip-old-files
   res=$LEASE/results ck=$LEASE/checkpoints
   mkdir -p "$res"
-  [ ! -d results/encoders_table1_fp16 ] || cp -n results/encoders_table1_fp16/*_seed*.* "$res"/ 2> /dev/null || true
+  # the runs finished in the table these options train for travel with the checkout, and are skipped here
+  table=results/encoders_table1; [[ " ${opts[*]} " = *" --fp16 "* ]] && table=results/encoders_table1_fp16
+  [ ! -d "$table" ] || cp -n "$table"/*_seed*.* "$res"/ 2> /dev/null || true
+  echo "$table" > "$LEASE/table"  # where 'back' puts these runs
+  pack() {  # every finished run, and the logs of the runs in training, whole or not at all
+    local logs=() l
+    for l in "$ck"/*/train.log; do [ -f "$l" ] && logs+=("${l#"$WORK"/}"); done
+    # tar's 1 is a log that grew while it was read
+    local part=$out/table1_lease.tgz.part$BASHPID  # the packer's, or the last one's: a stopped packer's tar can run on
+    { tar czf "$part" --warning=no-file-changed -C "$WORK" gpu-lease/table gpu-lease/results \
+        ${logs[@]+"${logs[@]}"} || [ $? = 1 ]; } && mv -f "$part" "$out/table1_lease.tgz"
+  }
   log "training for at most $limit s: reproduce_sla_table.sh ${opts[*]}"
+  # packed every minute as well: a call the device tool stops (its lease spent) still brings back what finished
+  ( while sleep 60; do pack; done ) & packer=$!
   rc=0
   timeout --signal=INT --kill-after=20 "$limit" bash examples/encoders/reproduce_sla_table.sh "${opts[@]}" \
     --data-root "$WORK" --pretrained "$WORK/minilm" --out "$res" --checkpoints "$ck" --no-summary || rc=$?
+  kill "$packer" 2> /dev/null; wait "$packer" 2> /dev/null || true
   [ "$rc" = 0 ] || log "the reproduction ended with $rc (124: the time limit); packing what finished"
-  logs=(); for l in "$ck"/*/train.log; do [ -f "$l" ] && logs+=("${l#"$WORK"/}"); done
-  atomic "$out/table1_lease.tgz" tar czf - -C "$WORK" gpu-lease/results ${logs[@]+"${logs[@]}"}
+  pack || die "packing the finished runs into $out/table1_lease.tgz failed"
+  rm -f "$out"/table1_lease.tgz.part*
   log "$(find "$res" -name '*.eval.json' | wc -l) finished runs in $out/table1_lease.tgz"
   ;;
 back)
   [ $# -ge 2 ] || die "back TGZ [--into DIR]: the table1_lease.tgz a 'second' call brought back"
-  tgz=$2; into=results/encoders_table1_fp16
+  tgz=$2; into=""
   if [ "${3:-}" = --into ]; then need_value "${@:3}"; into=$4; fi
   [ -f "$tgz" ] || die "$tgz: no such file"
   gzip -t "$tgz" 2> /dev/null || die "$tgz: a damaged or cut archive; bring it back again"
@@ -123,6 +139,12 @@ back)
   tar xzf "$tgz" -C "$tmp" --no-same-owner --no-same-permissions
   got=$tmp/gpu-lease/results
   [ -d "$got" ] && [ ! -L "$got" ] || die "$tgz: holds no gpu-lease/results folder; not an archive of 'second'"
+  table=results/encoders_table1_fp16  # archives from before 'second' named their table were all fp16
+  [ ! -f "$tmp/gpu-lease/table" ] || table=$(head -n 1 "$tmp/gpu-lease/table")
+  case $table in results/encoders_table1|results/encoders_table1_fp16) ;;
+    *) die "$tgz: names the table '$table', neither results/encoders_table1 nor results/encoders_table1_fp16" ;; esac
+  fp16=(); [ "$table" = results/encoders_table1 ] || fp16=(--fp16)
+  [ -n "$into" ] || into=$table
   mkdir -p "$into"
   new=0
   for f in "$got"/*_seed*.*; do
@@ -136,7 +158,9 @@ back)
   done
   log "$new files new in $into"
   [ -n "$(find "$into" -name '*.eval.json' -print -quit)" ] || die "$tgz: no run finished there"
-  bash examples/encoders/reproduce_sla_table.sh --fp16 --summary-only --out "$into" --checkpoints "$tmp/none"
+  # into the fp32 table (its own folder): the summary writes its block of examples/encoders/README.md too
+  where=(--out "$into"); [ "$into" != results/encoders_table1 ] || where=()
+  bash examples/encoders/reproduce_sla_table.sh "${fp16[@]}" --summary-only "${where[@]}" --checkpoints "$tmp/none"
   ;;
 *) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; [ -z "${1:-}" ] || [ "$1" = -h ] || [ "$1" = --help ] || exit 1 ;;
 esac

@@ -218,6 +218,11 @@ done
 U=$(fairseq-syntax-user-dir)
 THREADS=$(threads_per_job "$JOBS")
 mkdir -p "$RES"
+# the best checkpoint is scored on the device it trained on, in its precision: the GPU in fp16 for --fp16, the GPU
+# in fp32 where one is (fp32 runs on a lent GPU: the table's own protocol), else the CPU
+EVAL_ON=(--cpu)
+if [ ${#FP16[@]} -gt 0 ]; then EVAL_ON=(--fp16)
+elif python -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2> /dev/null; then EVAL_ON=(); fi
 
 finetune() {  # finetune TASK SYSTEM SEED
   local task=$1 system=$2 seed=$3 n=${UPDATES[$1]} name ck start data every split eval metric
@@ -243,7 +248,7 @@ finetune() {  # finetune TASK SYSTEM SEED
   split=$(scored_split "$task") eval=fairseq-syntax-sentence-eval metric=$(metric_of "$task")
   [ "$task" = CoNLL-2003 ] && eval=fairseq-syntax-ner-eval
   OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS "$eval" "$data" --path "$ck/checkpoint_best.pt" --split "$split" \
-    $([ ${#FP16[@]} -gt 0 ] && echo --fp16 || echo --cpu) --json "$ck/eval.json" --predictions "$ck/pred.jsonl" \
+    "${EVAL_ON[@]}" --json "$ck/eval.json" --predictions "$ck/pred.jsonl" \
     > "$ck/eval.txt" 2> "$ck/eval.log" || { log "[table] $name: evaluation failed, see $ck/eval.log"; return 1; }
   atomic "$RES/$name.pred.jsonl.gz" gzip -9 -n -c "$ck/pred.jsonl"
   keep_log "$ck/train.log" "$RES/$name.train.log.gz" "$CKPTS" "<checkpoints>" "$PRETRAINED" "<pretrained>" \
