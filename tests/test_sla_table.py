@@ -89,6 +89,41 @@ def test_summary_tests_seeds_on_the_scores_as_evaluated_not_as_printed(tmp_path)
     assert row["vs_baseline"]["welch"]["diff"] == 19.0 and row["vs_baseline"]["welch"]["welch_p"] < 1e-3
 
 
+def test_summary_says_which_runs_trained_on_a_gpu_and_refuses_two_precisions(tmp_path, capsys):
+    """Runs of the fp32 table may train on a lent GPU (gpu_lease.sh without --fp16): the summary names them beside
+    the CPU's count. An fp16 run in the same folder is refused, naming both precisions."""
+    summarize = study_script("examples/encoders/summarize_sla_table.py")
+    res = tmp_path / "res"
+    res.mkdir()
+    gold = ["1"] * 5 + ["0"] * 5
+
+    def log(name, fp16, gpu):
+        text = ("2026-12-04 06:52:43 | INFO | fairseq_cli.train | {'_name': None, 'common': {'_name': None, "
+                f"'cpu': {not gpu}, 'fp16': {fp16}, 'amp': False}}, 'dataset': {{}}}}\n")
+        if gpu:
+            text += ("2026-12-04 06:52:44 | INFO | fairseq.utils | rank   0: capabilities =  9.0  ; total memory = "
+                     "139.801 GB ; name = NVIDIA H200                             \n")
+        (res / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
+
+    for seed in (1, 2):
+        for system in ("baseline", "sla"):
+            write_run(res, "CoLA", system, seed, gold, gold, "mcc", 20.0 + seed)
+            log(f"CoLA_{system}_seed{seed}", False, gpu=(seed, system) == (2, "sla"))
+    eval_json = res / "CoLA_sla_seed2.eval.json"
+    eval_json.write_text(json.dumps({**json.loads(eval_json.read_text()), "device": "NVIDIA H200"}))
+    assert summarize.main(["--results", str(res), "--bootstrap", "10"]) == 0
+    s = json.loads((res / "summary.json").read_text())
+    assert s["trained"] == {"setup": "fp32 on CPU and NVIDIA H200",
+                            "devices": {"cpu": ["CoLA_baseline_seed1", "CoLA_baseline_seed2", "CoLA_sla_seed1"],
+                                        "NVIDIA H200": ["CoLA_sla_seed2"]}}
+    assert "Trained in fp32: 3 runs on the CPU, 1 on one NVIDIA H200 (CoLA sla s2)." in (res / "summary.md").read_text()
+    log("CoLA_sla_seed2", True, gpu=True)
+    capsys.readouterr()
+    with pytest.raises(SystemExit, match="1"):
+        summarize.main(["--results", str(res), "--bootstrap", "10"])
+    assert "runs in different precisions (fp16: CoLA_sla_seed2; fp32: CoLA_baseline" in capsys.readouterr().err
+
+
 def test_reading_needs_three_seeds_a_side(tmp_path):
     """SLA's three seeds lie far above the baseline's: on 3 against 3 they are told apart; WLA's two, as far above,
     get a Welch p but no verdict, and nothing on 2 seeds is called told apart."""

@@ -27,7 +27,7 @@ from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm, matthews,
                                                     mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
                                                     significant, welch_interval)
-from fairseq_syntax.studies.training_log import training_setup
+from fairseq_syntax.studies.training_log import one_setup, training_setup
 from fairseq_syntax.text_prep.spans import f1, spans
 
 TASKS = ("CoLA", "SST-2", "CoNLL-2003")
@@ -101,6 +101,8 @@ def paired(task: str, a: list[dict], b: list[dict], n_boot: int) -> dict:
 
 def summarize(results: Path, n_boot: int) -> dict:
     runs: dict = {}
+    setups: dict = {}
+    where: dict = {}  # device -> the runs trained there
     for ev in sorted(results.glob("*.eval.json")):
         e = read_json(ev, ("task", "system", "seed", "metric", "split", "max_update"))
         name = ev.name[:-len(".eval.json")]
@@ -112,6 +114,8 @@ def summarize(results: Path, n_boot: int) -> dict:
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
         setup = training_setup(str(log)) if log.exists() else None
+        setups[name] = setup
+        where.setdefault(e.get("device", "cpu"), []).append(name)
         runs.setdefault(e["task"], {}).setdefault(e["system"], {})[e["seed"]] = {
             "score": round(e[e["metric"]], 2), "_score": e[e["metric"]], "metric": e["metric"], "split": e["split"],
             **({"precision": round(e["precision"], 2), "recall": round(e["recall"], 2)} if e["metric"] == "f1" else {}),
@@ -175,7 +179,9 @@ def summarize(results: Path, n_boot: int) -> dict:
                 r.pop("_rows"), r.pop("_score")
     return {"table": table, "runs": {t: {s: {str(k): v for k, v in seeds.items()} for s, seeds in sy.items()}
                                      for t, sy in runs.items()}, "paired_bootstrap_resamples": n_boot,
-            "detectable": detectable}
+            "detectable": detectable,
+            # one precision for the table (fp16 and fp32 runs are refused together), on whichever devices
+            "trained": {"setup": one_setup(setups, str(results)), "devices": {d: sorted(n) for d, n in where.items()}}}
 
 
 def cell(row: dict | None, task: str) -> str:
@@ -208,6 +214,30 @@ def per_seed(row: dict | None, refs: list[str]) -> str:
     return "; ".join(parts)
 
 
+def trained_on(summary: dict) -> str:
+    """Where the runs trained, in words: a run on a lent GPU keeps the table's precision, not its device."""
+    t = summary.get("trained") or {}
+    devices = t.get("devices") or {}
+    if len(devices) <= 1:
+        return f"Trained in {t['setup']}." if t.get("setup") else ""
+    parts = []
+    for device, names in sorted(devices.items(), key=lambda kv: (kv[0] != "cpu", kv[0])):
+        label = "the CPU" if device == "cpu" else f"one {device}"
+        if device == "cpu":
+            parts.append(f"{len(names)} runs on {label}")
+            continue
+        by_task: dict = {}
+        for n in names:
+            task, rest = n.split("_", 1)
+            system, seed = rest.rsplit("_seed", 1)
+            by_task.setdefault(task, {}).setdefault(system, []).append(seed)
+        listed = "; ".join(f"{task} " + ", ".join(f"{system} s{'/'.join(sorted(seeds))}" for system, seeds in sy.items())
+                           for task, sy in by_task.items())
+        parts.append(f"{len(names)} on {label} ({listed})")
+    precision = (t.get("setup") or "").split(" on ")[0] or "one precision"
+    return f"Trained in {precision}: " + ", ".join(parts) + "."
+
+
 def markdown(summary: dict, planned: list[str] | None) -> str:
     t = summary["table"]
     done = {f"{task}_{system}_seed{seed}" for task, sy in t.items() for system, r in sy.items()
@@ -216,7 +246,7 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
            "BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run and at each epoch's "
            "end); CoLA MCC and SST-2 accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
            "over seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
-           "seeds (a control: against the system it controls, in the last column).", "",
+           "seeds (a control: against the system it controls, in the last column).", trained_on(summary), "",
            "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
            "|---|---|---|---|---|---|---|---|---|"]
     for system, label in SYSTEMS.items():
