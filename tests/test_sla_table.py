@@ -395,8 +395,9 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
 
 
 def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_path):
-    """'back' takes in only what a 'second' call packed: a cut archive, or one whose results folder is a link
-    (it would copy in whatever that points at on this machine), is refused and nothing is written."""
+    """'back' takes in only what a 'second' call packed: a cut archive, one whose results folder or table file is a
+    link (it would read whatever that points at on this machine), or one whose runs trained in another precision than
+    the table it names, is refused and nothing is written."""
     import tarfile
 
     elsewhere = tmp_path / "elsewhere"
@@ -409,8 +410,31 @@ def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_pa
         tar.addfile(link)
     cut = tmp_path / "cut.tgz"
     cut.write_bytes(linked.read_bytes()[:-20])
+    # an archive naming the fp32 table whose run trained in fp16: refused by the run's own log
+    import io
+    mixed = tmp_path / "mixed.tgz"
+    log = gzip.compress(b"2026-12-04 06:52:43 | INFO | fairseq_cli.train | {'_name': None, 'common': {'_name': None, "
+                        b"'fp16': True, 'amp': False}, 'dataset': {}}\n")
+    with tarfile.open(mixed, "w:gz") as tar:
+        for name, data in (("gpu-lease/table", b"results/encoders_table1\n"),
+                           ("gpu-lease/results/CoLA_sla_seed1.eval.json", b"{}"),
+                           ("gpu-lease/results/CoLA_sla_seed1.train.log.gz", log)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    named = tmp_path / "named.tgz"  # its table file a link: whatever it points at is never read
+    with tarfile.open(named, "w:gz") as tar:
+        d = tarfile.TarInfo("gpu-lease/results")
+        d.type = tarfile.DIRTYPE
+        tar.addfile(d)
+        t = tarfile.TarInfo("gpu-lease/table")
+        t.type, t.linkname = tarfile.SYMTYPE, str(elsewhere / "CoLA_baseline_seed1.eval.json")
+        tar.addfile(t)
     into = tmp_path / "into"
-    for tgz, why in ((linked, "holds no gpu-lease/results folder"), (cut, "a damaged or cut archive")):
+    for tgz, why in ((linked, "holds no gpu-lease/results folder"), (cut, "a damaged or cut archive"),
+                     (mixed, "runs trained in another precision than results/encoders_table1's fp32: "
+                             "CoLA_sla_seed1.train.log.gz (fp16)"),
+                     (named, "its gpu-lease/table is a link")):
         out = run(["bash", str(ROOT / "examples/encoders/gpu_lease.sh"), "back", str(tgz), "--into", str(into)],
                   check=False)
         assert out.returncode == 1 and why in out.stderr, out.stderr

@@ -140,10 +140,23 @@ back)
   got=$tmp/gpu-lease/results
   [ -d "$got" ] && [ ! -L "$got" ] || die "$tgz: holds no gpu-lease/results folder; not an archive of 'second'"
   table=results/encoders_table1_fp16  # archives from before 'second' named their table were all fp16
-  [ ! -f "$tmp/gpu-lease/table" ] || table=$(head -n 1 "$tmp/gpu-lease/table")
+  named=$tmp/gpu-lease/table
+  [ ! -L "$named" ] || die "$tgz: its gpu-lease/table is a link; not an archive of 'second'"
+  [ ! -f "$named" ] || table=$(head -n 1 "$named")
   case $table in results/encoders_table1|results/encoders_table1_fp16) ;;
     *) die "$tgz: names the table '$table', neither results/encoders_table1 nor results/encoders_table1_fp16" ;; esac
-  fp16=(); [ "$table" = results/encoders_table1 ] || fp16=(--fp16)
+  fp16=(); want=fp32; [ "$table" = results/encoders_table1 ] || { fp16=(--fp16); want=fp16; }
+  # each run's own log says how it trained: runs of another precision than their table's are refused before
+  # anything is copied (the summary would refuse the table after)
+  PYTHONPATH=$ROOT python3 - "$got" "$want" "$table" <<'EOF' || die "$tgz: nothing copied"
+import pathlib, sys
+from fairseq_syntax.studies.training_log import training_setup
+got, want, table = sys.argv[1:]
+logs = [p for p in sorted(pathlib.Path(got).glob("*.train.log.gz")) if p.is_file() and not p.is_symlink()]
+bad = [f"{p.name} ({s['precision']})" for p in logs if (s := training_setup(str(p))) and s["precision"] != want]
+if bad:
+    sys.exit(f"gpu_lease.sh: error: runs trained in another precision than {table}'s {want}: {', '.join(bad)}")
+EOF
   [ -n "$into" ] || into=$table
   mkdir -p "$into"
   new=0
