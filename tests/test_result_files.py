@@ -56,7 +56,8 @@ def test_a_results_file_without_what_the_summary_reads_is_named(tmp_path):
 @pytest.mark.parametrize("edit, says", [
     (lambda e: e.pop("metric"), "an incomplete results file: no metric"),
     (lambda e: e.update(task="SST-2"), "holds SST-2 sla seed 1 scored by mcc, not the run its name says"),
-    (lambda e: e.update(mcc="31.35"), "its mcc is '31.35', not a number")])
+    (lambda e: e.update(mcc="31.35"), "its mcc is '31.35', not a finite number"),
+    (lambda e: e.update(mcc=float("nan")), "its mcc is nan, not a finite number")])
 def test_the_table_summary_names_a_results_file_that_is_not_its_run(tmp_path, capsys, edit, says):
     """A hand-edited or misnamed eval.json stops the summary with its name and what is wrong, never a KeyError or a
     run filed under another task's column."""
@@ -69,6 +70,24 @@ def test_the_table_summary_names_a_results_file_that_is_not_its_run(tmp_path, ca
     with pytest.raises(SystemExit) as stop:
         study_script("examples/encoders/summarize_sla_table.py").main(["--results", str(res), "--bootstrap", "10"])
     assert stop.value.code == 1 and f"{path}: {says}" in capsys.readouterr().err
+    assert not list(res.glob("summary.*"))
+
+
+def test_the_table_summary_names_two_runs_scored_on_different_sentences(tmp_path, capsys):
+    """A run's predictions cut short (or from another split) cannot be paired with its baseline's: the summary names
+    both runs and where they part, and writes nothing."""
+    import gzip
+
+    res = tmp_path / "res"
+    shutil.copytree(ROOT / "results/encoders_table1", res, ignore=shutil.ignore_patterns("summary.*", "*.png"))
+    pred = res / "CoLA_sla_seed1.pred.jsonl.gz"
+    rows = gzip.decompress(pred.read_bytes()).decode().splitlines(keepends=True)
+    pred.write_bytes(gzip.compress("".join(rows[:-3]).encode()))
+    with pytest.raises(SystemExit) as stop:
+        study_script("examples/encoders/summarize_sla_table.py").main(["--results", str(res), "--bootstrap", "10"])
+    assert stop.value.code == 1
+    assert (f"CoLA: CoLA_sla_seed1 ({len(rows) - 3} sentences) and CoLA_baseline_seed1 ({len(rows)}) were scored "
+            f"against different gold labels, from sentence {len(rows) - 3} on") in capsys.readouterr().err
     assert not list(res.glob("summary.*"))
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -86,9 +87,11 @@ def item_metric(task: str, rows: list[dict]):
     return pairs, lambda p, idx: 100.0 * float((p[idx, 0] == p[idx, 1]).mean())
 
 
-def paired(task: str, a: list[dict], b: list[dict], n_boot: int) -> dict:
+def paired(task: str, a: list[dict], b: list[dict], n_boot: int, names: tuple[str, str] = ("one run", "another")) -> dict:
     if [r["gold"] for r in a] != [r["gold"] for r in b]:
-        raise ValueError(f"{task}: two runs were scored against different gold labels")
+        at = next((i for i, (x, y) in enumerate(zip(a, b)) if x["gold"] != y["gold"]), min(len(a), len(b)))
+        raise ValueError(f"{task}: {names[0]} ({len(a)} sentences) and {names[1]} ({len(b)}) were scored against "
+                         f"different gold labels, from sentence {at} on (their .pred.jsonl.gz): not the same split")
     if task == "SST-2":  # accuracy: exact McNemar on the sentences only one of the two gets right
         only_a = sum(x["correct"] and not y["correct"] for x, y in zip(a, b))
         only_b = sum(y["correct"] and not x["correct"] for x, y in zip(a, b))
@@ -109,8 +112,9 @@ def summarize(results: Path, n_boot: int) -> dict:
         if name != f"{e['task']}_{e['system']}_seed{e['seed']}" or METRIC.get(e["task"]) != e["metric"]:
             raise ValueError(f"{ev}: holds {e['task']} {e['system']} seed {e['seed']} scored by {e['metric']}, "
                              "not the run its name says")
-        if not isinstance(e.get(e["metric"]), (int, float)) or isinstance(e[e["metric"]], bool):
-            raise ValueError(f"{ev}: its {e['metric']} is {e.get(e['metric'])!r}, not a number")
+        if (not isinstance(e.get(e["metric"]), (int, float)) or isinstance(e[e["metric"]], bool)
+                or not math.isfinite(e[e["metric"]])):  # json reads NaN and Infinity as floats
+            raise ValueError(f"{ev}: its {e['metric']} is {e.get(e['metric'])!r}, not a finite number")
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
         setup = training_setup(str(log)) if log.exists() else None
@@ -146,7 +150,8 @@ def summarize(results: Path, n_boot: int) -> dict:
                 if welch and welch["welch_p"] is not None:
                     welch["ci95"] = welch_interval(exact, theirs)
                 row[f"vs_{ref}"] = {"welch": welch,
-                                    "per_seed": {str(s): paired(task, seeds[s]["_rows"], other[s]["_rows"], n_boot)
+                                    "per_seed": {str(s): paired(task, seeds[s]["_rows"], other[s]["_rows"], n_boot,
+                                                                (f"{task}_{system}_seed{s}", f"{task}_{ref}_seed{s}"))
                                                  for s in sorted(seeds) if s in other}}
             curves = [seeds[s]["curve"] for s in sorted(seeds) if seeds[s]["curve"]]
             updates = sorted(set.intersection(*(set(u for u, _ in c) for c in curves))) if curves else []
