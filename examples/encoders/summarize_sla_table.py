@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 from pathlib import Path
@@ -112,9 +111,8 @@ def summarize(results: Path, n_boot: int) -> dict:
         if name != f"{e['task']}_{e['system']}_seed{e['seed']}" or METRIC.get(e["task"]) != e["metric"]:
             raise ValueError(f"{ev}: holds {e['task']} {e['system']} seed {e['seed']} scored by {e['metric']}, "
                              "not the run its name says")
-        if (not isinstance(e.get(e["metric"]), (int, float)) or isinstance(e[e["metric"]], bool)
-                or not math.isfinite(e[e["metric"]])):  # json reads NaN and Infinity as floats
-            raise ValueError(f"{ev}: its {e['metric']} is {e.get(e['metric'])!r}, not a finite number")
+        if not isinstance(e.get(e["metric"]), (int, float)) or isinstance(e[e["metric"]], bool):
+            raise ValueError(f"{ev}: its {e['metric']} is {e.get(e['metric'])!r}, not a number")
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
         setup = training_setup(str(log)) if log.exists() else None

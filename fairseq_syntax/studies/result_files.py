@@ -29,13 +29,24 @@ def read_text(path) -> str:
         raise ValueError(f"{path}: line {line}: not UTF-8 text (byte {e.start})") from None
 
 
+class _Constant(Exception):
+    pass
+
+
+def _refuse_constant(name):
+    """Python's json reads NaN and Infinity as floats; a score that is one would reach the statistics unnamed."""
+    raise _Constant(name)
+
+
 def read_json(path, fields=()):
     """One JSON document; ValueError naming the file and line when it is not, and, given ``fields``, naming those
     a results file lacks (a summary would otherwise stop on a KeyError that names no file)."""
     try:
-        obj = json.loads(read_text(path))
+        obj = json.loads(read_text(path), parse_constant=_refuse_constant)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
+    except _Constant as e:
+        raise ValueError(f"{path}: holds {e}, which JSON does not allow (a diverged run?)") from None
     if fields:
         if not isinstance(obj, dict):
             raise ValueError(f"{path}: a JSON {type(obj).__name__}, not an object with {', '.join(fields)}")
@@ -52,9 +63,11 @@ def read_jsonl(path) -> list:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            rows.append(json.loads(line, parse_constant=_refuse_constant))
         except json.JSONDecodeError as e:
             raise ValueError(f"{path}: line {n}: not valid JSON ({e.msg})") from None
+        except _Constant as e:
+            raise ValueError(f"{path}: line {n}: holds {e}, which JSON does not allow (a diverged run?)") from None
     return rows
 
 
