@@ -82,6 +82,15 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
              f"sla={save / 'checkpoint_best.pt'}", "--data", str(cola / "bin"), "--out", str(png)], cwd=tmp_path)
         gates = json.loads(png.with_suffix(".json").read_text())["mean_gate"]["sla"]
         assert len(gates) == 6 and all(0 < g < 1 for g in gates) and png.stat().st_size > 1000
+    if arch == "roberta_baseline_small":  # no gates to draw: one line naming the checkpoint, nothing written
+        png = tmp_path / "gates.png"
+        proc = run([sys.executable, str(ROOT / "examples/encoders/plot_sla_gates.py"), "--checkpoint",
+                    str(save / "checkpoint_best.pt"), "--data", str(cola / "bin"), "--out", str(png)], cwd=tmp_path,
+                   check=False)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+        assert proc.stderr.strip().splitlines()[-1] == (f"plot_sla_gates.py: error: {save / 'checkpoint_best.pt'}: "
+                                                         "no SLA gates (not a roberta_sla / transformer_sla model)")
+        assert not png.exists() and not png.with_suffix(".json").exists()
 
 
 class _Heads(list):

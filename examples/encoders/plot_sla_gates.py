@@ -74,13 +74,19 @@ def main():
     p.add_argument("--out", default=str(ROOT / "results/encoders/sla_gates.png"))
     p.add_argument("--run-json", metavar="FILE", help="write the one --checkpoint's gates to FILE, without a figure")
     args = p.parse_args()
+    from fairseq_syntax.atomic import atomic_path
+
+    def gates_of(*a, **kw):  # a checkpoint without gates, a missing split: one line naming it, no traceback
+        try:
+            return mean_gates(*a, **kw)
+        except (ValueError, OSError) as e:
+            p.exit(1, f"plot_sla_gates.py: error: {e}\n")
+
     if args.run_json:
         if len(args.checkpoint) != 1 or len(args.data) != 1:
             p.error("--run-json takes one --checkpoint and one --data")
-        from fairseq_syntax.atomic import atomic_path
-
-        gates, tokens, stds = mean_gates(args.checkpoint[0].rpartition("=")[2], args.data[0], args.split,
-                                         with_count=True)
+        gates, tokens, stds = gates_of(args.checkpoint[0].rpartition("=")[2], args.data[0], args.split,
+                                       with_count=True)
         with atomic_path(args.run_json) as tmp:
             Path(tmp).write_text(json.dumps({"split": args.split, "tokens": tokens, "mean_gate": gates,
                                              "token_std": stds}, indent=1) + "\n")
@@ -93,11 +99,13 @@ def main():
 
     if len(args.data) not in (1, len(args.checkpoint)):
         p.error(f"give --data once or once per --checkpoint ({len(args.checkpoint)}), not {len(args.data)} times")
+    if Path(args.out).suffix.lower() != ".png":
+        p.error(f"--out {args.out}: a .png (its numbers go beside it, in the same name with .json)")
     datas = args.data * len(args.checkpoint) if len(args.data) == 1 else args.data
     results = {}
     for spec, data in zip(args.checkpoint, datas):
         label, _, path = spec.rpartition("=") if "=" in spec else (Path(spec).parent.name, "", spec)
-        results[label] = mean_gates(path, data, args.split)
+        results[label] = gates_of(path, data, args.split)
         print(label, " ".join(f"{g:.3f}" for g in results[label]))
     fig, ax = plt.subplots(figsize=(6, 3.2))
     width = 0.8 / len(results)
@@ -114,9 +122,10 @@ def main():
     fig.tight_layout()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=130)
-    out.with_suffix(".json").write_text(json.dumps({"data": datas, "split": args.split, "mean_gate": results},
-                                                   indent=1))
+    with atomic_path(str(out)) as tmp:
+        fig.savefig(tmp, dpi=130, format="png")
+    with atomic_path(str(out.with_suffix(".json"))) as tmp:
+        Path(tmp).write_text(json.dumps({"data": datas, "split": args.split, "mean_gate": results}, indent=1))
     print(f"wrote {out} and {out.with_suffix('.json')}")
 
 
