@@ -7,9 +7,10 @@
 #            # after the table's data are prepared here; prints the two calls' carry lists and sizes
 #   call 1:  bash examples/encoders/gpu_lease.sh first           # builds fairseq, keeps the first half in /tmp
 #   call 2:  bash examples/encoders/gpu_lease.sh second SECONDS [reproduce_sla_table.sh options]
-#            # (within the 30 s the machine stays warm) joins and checks the weights, unpacks the data, trains for
-#            # at most SECONDS (default options: --fp16 --jobs 8) and packs every finished run, and the logs of the
-#            # runs the limit stopped, into $OUT/table1_lease.tgz
+#            # (within the 30 s the machine stays warm) joins and checks the weights, unpacks the data, trains
+#            # (default options: --fp16 --jobs 8) and packs every finished run, and the logs of the runs the limit
+#            # stopped, into $OUT/table1_lease.tgz, all within SECONDS: give the call's timeout_s, less a few
+#            # seconds (the training stops 40 s before it, for its runs to stop and the pack to be made)
 #   here:    bash examples/encoders/gpu_lease.sh back TGZ [--into DIR]
 #            # copies the runs that finished there into their table (never over a file that is there) and
 #            # summarizes it: results/encoders_table1_fp16 for --fp16 runs (a table of its own: the summary does not
@@ -84,9 +85,9 @@ first)
   log "the first half is in $HALF; make call 2 within the 30 s the machine stays warm"
   ;;
 second)
-  [ $# -ge 2 ] || die "second SECONDS [reproduce_sla_table.sh options]: how long it may train"
+  [ $# -ge 2 ] || die "second SECONDS [reproduce_sla_table.sh options]: how long the whole call may take"
   need_int SECONDS "$2" 1
-  limit=$2; shift 2
+  started=$(date +%s) limit=$2; shift 2
   opts=("$@"); [ ${#opts[@]} -gt 0 ] || opts=(--fp16 --jobs 8)
   out=${OUT:-}
   [ -n "$out" ] && [ -d "$out" ] || die "\$OUT: not a folder; the device tool brings back what is written there"
@@ -116,11 +117,14 @@ second)
     { tar czf "$part" --warning=no-file-changed -C "$WORK" gpu-lease/table gpu-lease/results \
         ${logs[@]+"${logs[@]}"} || [ $? = 1 ]; } && mv -f "$part" "$out/table1_lease.tgz"
   }
-  log "training for at most $limit s: reproduce_sla_table.sh ${opts[*]}"
+  # what the set-up left, less the time to stop the runs (timeout's 20 s grace) and to pack them
+  train_s=$((limit - ($(date +%s) - started) - 40))
+  [ "$train_s" -ge 10 ] || die "SECONDS $limit leaves $train_s s to train after the set-up and the packing; give more"
+  log "training for at most $train_s s (of the call's $limit): reproduce_sla_table.sh ${opts[*]}"
   # packed every minute as well: a call the device tool stops (its lease spent) still brings back what finished
   ( while sleep 60; do pack; done ) & packer=$!
   rc=0
-  timeout --signal=INT --kill-after=20 "$limit" bash examples/encoders/reproduce_sla_table.sh "${opts[@]}" \
+  timeout --signal=INT --kill-after=20 "$train_s" bash examples/encoders/reproduce_sla_table.sh "${opts[@]}" \
     --data-root "$WORK" --pretrained "$WORK/minilm" --out "$res" --checkpoints "$ck" --no-summary || rc=$?
   kill "$packer" 2> /dev/null; wait "$packer" 2> /dev/null || true
   [ "$rc" = 0 ] || log "the reproduction ended with $rc (124: the time limit); packing what finished"
