@@ -122,7 +122,7 @@ second)
   [ "$train_s" -ge 10 ] || die "SECONDS $limit leaves $train_s s to train after the set-up and the packing; give more"
   log "training for at most $train_s s (of the call's $limit): reproduce_sla_table.sh ${opts[*]}"
   # packed every minute as well: a call the device tool stops (its lease spent) still brings back what finished
-  ( while sleep 60; do pack; done ) & packer=$!
+  ( while sleep 60; do pack || true; done ) & packer=$!
   rc=0
   timeout --signal=INT --kill-after=20 "$train_s" bash examples/encoders/reproduce_sla_table.sh "${opts[@]}" \
     --data-root "$WORK" --pretrained "$WORK/minilm" --out "$res" --checkpoints "$ck" --no-summary || rc=$?
