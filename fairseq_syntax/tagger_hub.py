@@ -55,6 +55,10 @@ class EntityTagger:
         """``words`` already split (one sentence unless ``sentences`` cuts them), labelled."""
         if not isinstance(words, (list, tuple)) or not words or not all(isinstance(w, str) and w for w in words):
             raise ValueError("words must be a non-empty list of non-empty str")
+        for k, w in enumerate(words):  # no word of the prepared data holds one: it would be labelled as a single word
+            if any(ch.isspace() for ch in w):
+                raise ValueError(f"word {k} ({w!r}) holds whitespace: tag_words takes words split already; "
+                                 "tag() splits raw text")
         sentences = sentences or [list(words)]
         if [w for sent in sentences for w in sent] != list(words):
             raise ValueError("sentences must cut words into consecutive pieces, every word once, in order")

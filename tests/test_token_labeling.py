@@ -200,6 +200,9 @@ def test_the_tagger_hub_labels_raw_text_as_the_evaluation_labels_the_prepared_se
     assert two["labels"] == rows[0]["pred"] + rows[1]["pred"]
     with pytest.raises(ValueError, match="consecutive pieces"):
         tagger.tag_words(rows[0]["words"] + rows[1]["words"], sentences=[rows[1]["words"], rows[0]["words"]])
+    for word in ("New York", " ", "Kohl\n"):
+        with pytest.raises(ValueError, match=r"word 1 \(.*\) holds whitespace: tag_words takes words split already"):
+            tagger.tag_words(["In", word, "today"])
 
 
 @pytest.mark.slow

@@ -218,11 +218,9 @@ done
 U=$(fairseq-syntax-user-dir)
 THREADS=$(threads_per_job "$JOBS")
 mkdir -p "$RES"
-# the best checkpoint is scored on the device it trained on, in its precision: the GPU in fp16 for --fp16, the GPU
-# in fp32 where one is (fp32 runs on a lent GPU: the table's own protocol), else the CPU
-EVAL_ON=(--cpu)
-if [ ${#FP16[@]} -gt 0 ]; then EVAL_ON=(--fp16)
-elif python -c 'import sys, torch; sys.exit(not torch.cuda.is_available())' 2> /dev/null; then EVAL_ON=(); fi
+# the best checkpoint is scored on the device it trained on, in its precision, as fairseq-train chose it: the GPU
+# where torch sees one (in fp16 for --fp16), else the CPU
+EVAL_ON=(); [ ${#FP16[@]} -eq 0 ] || EVAL_ON=(--fp16)
 
 finetune() {  # finetune TASK SYSTEM SEED
   local task=$1 system=$2 seed=$3 n=${UPDATES[$1]} name ck start data every split eval metric
