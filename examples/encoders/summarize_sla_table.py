@@ -225,9 +225,8 @@ def trained_on(summary: dict) -> str:
         return f"Trained in {t['setup']}." if t.get("setup") else ""
     parts = []
     for device, names in sorted(devices.items(), key=lambda kv: (kv[0] != "cpu", kv[0])):
-        label = "the CPU" if device == "cpu" else f"one {device}"
         if device == "cpu":
-            parts.append(f"{len(names)} runs on {label}")
+            parts.append(f"{len(names)} runs on the CPU")
             continue
         by_task: dict = {}
         for n in names:
@@ -236,7 +235,7 @@ def trained_on(summary: dict) -> str:
             by_task.setdefault(task, {}).setdefault(system, []).append(seed)
         listed = "; ".join(f"{task} " + ", ".join(f"{system} s{'/'.join(sorted(seeds))}" for system, seeds in sy.items())
                            for task, sy in by_task.items())
-        parts.append(f"{len(names)} on {label} ({listed})")
+        parts.append(f"{len(names)} on one {device} ({listed})")
     precision = (t.get("setup") or "").split(" on ")[0] or "one precision"
     return f"Trained in {precision}: " + ", ".join(parts) + "."
 
