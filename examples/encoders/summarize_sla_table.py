@@ -86,7 +86,7 @@ def item_metric(task: str, rows: list[dict]):
     return pairs, lambda p, idx: 100.0 * float((p[idx, 0] == p[idx, 1]).mean())
 
 
-def paired(task: str, a: list[dict], b: list[dict], n_boot: int, names: tuple[str, str] = ("one run", "another")) -> dict:
+def paired(task: str, a: list[dict], b: list[dict], n_boot: int, names: tuple[str, str]) -> dict:
     if [r["gold"] for r in a] != [r["gold"] for r in b]:
         at = next((i for i, (x, y) in enumerate(zip(a, b)) if x["gold"] != y["gold"]), min(len(a), len(b)))
         raise ValueError(f"{task}: {names[0]} ({len(a)} sentences) and {names[1]} ({len(b)}) were scored against "
