@@ -318,6 +318,7 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_back(conll, minilm_converted,  # noqa: F811
                                                                                     tmp_path):
     """examples/encoders/gpu_lease.sh as the device tool would run it, on the CPU: 'pack' splits the weights and packs
