@@ -65,9 +65,14 @@ pack)
   mkdir -p "$LEASE"
   tmp=$(mktemp -d "$LEASE/.pack.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
-  split -n 2 -d "$WORK/minilm/model.pt" "$tmp/minilm.part"
   (cd "$WORK/minilm" && sha256sum model.pt) > "$tmp/model.sha256"
   tar czf "$tmp/data.tgz" -C "$WORK" "${data[@]}"
+  # the weights split where the two calls carry the same: call 1 carries the fairseq wheels, call 2 the data
+  model=$(bytes_of "$WORK/minilm/model.pt")
+  cut=$(((model + $(bytes_of "$tmp/data.tgz" "$tmp/model.sha256" .device/device-fairseq.sh) - $(bytes_of .device)) / 2))
+  [ "$cut" -gt 0 ] && [ "$cut" -lt "$model" ] || cut=$((model / 2))
+  head -c "$cut" "$WORK/minilm/model.pt" > "$tmp/minilm.part00"
+  tail -c +$((cut + 1)) "$WORK/minilm/model.pt" > "$tmp/minilm.part01"
   for f in minilm.part00 minilm.part01 model.sha256 data.tgz; do mv -f "$tmp/$f" "$LEASE/$f"; done
   base=$(checkout_bytes)
   one=$((base + $(bytes_of .device "$LEASE/minilm.part00")))
