@@ -124,6 +124,15 @@ def test_summary_says_which_runs_trained_on_a_gpu_and_refuses_two_precisions(tmp
     assert "runs in different precisions (fp16: CoLA_sla_seed2; fp32: CoLA_baseline" in capsys.readouterr().err
 
 
+def test_a_difference_that_rounds_to_zero_has_no_sign():
+    from fairseq_syntax.studies.seed_statistics import format_seed_test, signed
+
+    assert [signed(-0.004), signed(0.004), signed(0.0), signed(-0.006), signed(1.234)] == \
+        ["0.00", "0.00", "0.00", "-0.01", "+1.23"]
+    assert [signed(-0.04, "+.1f"), signed(-0.3, "+.1f"), signed(-1234.0, "+,.0f")] == ["0.0", "-0.3", "-1,234"]
+    assert format_seed_test({"diff": -0.001, "welch_p": 0.977}) == "0.00 (p = 0.977)"
+
+
 def test_reading_needs_three_seeds_a_side(tmp_path):
     """SLA's three seeds lie far above the baseline's: on 3 against 3 they are told apart; WLA's two, as far above,
     get a Welch p but no verdict, and nothing on 2 seeds is called told apart."""
@@ -348,7 +357,14 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
     assert re.search(r'call 1 carries \d+ MiB \(limit 64\): carry \[".device", "work/gpu-lease/minilm.part00"\]',
                      packed.stdout), packed.stdout
     parts = [(here / f"work/gpu-lease/minilm.part0{i}").read_bytes() for i in (0, 1)]
-    assert parts[0] + parts[1] == (here / "work/minilm/model.pt").read_bytes() and abs(len(parts[0]) - len(parts[1])) <= 1
+    assert parts[0] + parts[1] == (here / "work/minilm/model.pt").read_bytes()
+    # split where the two calls carry the same: call 1 also carries .device, call 2 the data and the checksum
+    def size(*paths):
+        return sum(f.stat().st_size for p in paths for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file())
+    lease_dir = here / "work/gpu-lease"
+    one = len(parts[0]) + size(here / ".device")
+    two = len(parts[1]) + size(here / ".device/device-fairseq.sh", lease_dir / "model.sha256", lease_dir / "data.tgz")
+    assert abs(one - two) <= 1, (one, two)
     assert not list((here / "work/gpu-lease").glob(".pack*"))
     refused = run(lease + ["--work", str(tmp_path / "elsewhere"), "pack"], cwd=here, check=False)
     assert refused.returncode == 1 and "outside the checkout" in refused.stderr

@@ -26,7 +26,7 @@ from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm, matthews,
                                                     mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
-                                                    significant, welch_interval)
+                                                    signed, significant, welch_interval)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 from fairseq_syntax.text_prep.spans import f1, spans
 
@@ -55,11 +55,11 @@ PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3
 
 def interval(ci: list[float], paper: float | None) -> str:
     """Welch's 95 % interval of the difference, and where the paper's difference falls against it."""
-    text = f", 95% interval [{ci[0]:+.2f}, {ci[1]:+.2f}]"
+    text = f", 95% interval [{signed(ci[0])}, {signed(ci[1])}]"
     if paper is None:
         return text
     where = "inside it" if ci[0] <= paper <= ci[1] else ("above it" if paper > ci[1] else "below it")
-    return text + f", the paper's {paper:+.1f} {where}"
+    return text + f", the paper's {signed(paper, '+.1f')} {where}"
 
 
 def paper_score(system: str, task: str) -> float:
@@ -212,7 +212,7 @@ def per_seed(row: dict | None, refs: list[str]) -> str:
             if t["test"] == "mcnemar":
                 tests.append(f"{name}{t['only_this']}/{t['only_that']}, p = {format_p(t['p'], 3)}")
             else:
-                tests.append(f"{name}{t['diff']:+.2f}, p = {format_p(t['p'], 3)}")
+                tests.append(f"{name}{signed(t['diff'])}, p = {format_p(t['p'], 3)}")
         parts.append(f"s{seed} {score:.2f}" + (f" ({'; '.join(tests)})" if tests else ""))
     return "; ".join(parts)
 
@@ -295,12 +295,12 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
                     untested.append(f"{SHORT[system]} vs {SHORT[ref]} {below} of {len(seeds)}")
                     continue
                 if w["welch_p"] is None:
-                    verdict = f"{w['diff']:+.2f}, no Welch p (neither side varies over seeds)"
+                    verdict = f"{signed(w['diff'])}, no Welch p (neither side varies over seeds)"
                 elif "holm_p" not in w:  # summarize() reads a test only from READ_AT seeds a side
-                    verdict = (f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)} on {w['n'][0]} against "
+                    verdict = (f"{signed(w['diff'])}, Welch p = {format_p(w['welch_p'], 3)} on {w['n'][0]} against "
                                f"{w['n'][1]} seeds: not read yet (fewer than {READ_AT} seeds a side)")
                 else:
-                    verdict = (f"{w['diff']:+.2f}, Welch p = {format_p(w['welch_p'], 3)} (Holm over {w['holm_of']}: "
+                    verdict = (f"{signed(w['diff'])}, Welch p = {format_p(w['welch_p'], 3)} (Holm over {w['holm_of']}: "
                                f"{format_p(w['holm_p'], 3)}): "
                                + ("told apart" if w["welch_p"] < 0.05 else "not told apart")
                                + (", but not by Holm's p" if w["welch_p"] < 0.05 <= w["holm_p"] else "")
@@ -318,7 +318,7 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
         for task in TASKS:
             d = summary["detectable"].get(task)
             if d:
-                paper = ", ".join(f"{paper_score(s, task) - paper_score('baseline', task):+.1f}"
+                paper = ", ".join(signed(paper_score(s, task) - paper_score("baseline", task), "+.1f")
                                   for s in ("wla", "sla", "sgnet"))
                 name = {"mcc": "MCC", "accuracy": "accuracy", "f1": "F1"}[METRIC[task]]
                 out.append(f"- {task} {name}: spread {d['pooled_sd']:.2f} ({d['df']} df), so a difference of "
@@ -348,7 +348,7 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
             out.append(f"- {task}, baseline {METRIC[task]}: " + ", ".join(f"{v:.1f}@{u}" for u, v in c)
                        + f"; best checkpoints at updates {', '.join(str(u) for u in base['best_updates'])} of "
                        f"{c[-1][0]}. Over the last fifth of the run (from update {u0}) the best rose by "
-                       f"{best - max(v for u, v in c if u <= u0):+.2f}.")
+                       f"{signed(best - max(v for u, v in c if u <= u0))}.")
     if planned:
         others = len(done - set(planned))
         out += ["", f"Finished: {len(done & set(planned))} of the {len(set(planned))} planned runs."

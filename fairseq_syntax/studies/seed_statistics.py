@@ -98,11 +98,17 @@ def format_p(p: float, decimals: int = 4) -> str:
     return f"{p:.{decimals}f}" if p >= 10 ** -decimals else f"{p:.1e}"
 
 
+def signed(x: float, spec: str = "+.2f") -> str:
+    """A difference with its sign, but one that rounds to zero without it: -0.004 must not read as a loss."""
+    text = f"{x:{spec}}"
+    return text[1:] if text[0] in "+-" and not any(c in "123456789" for c in text) else text
+
+
 def format_seed_test(t: dict | None, diff_format: str = "+.2f") -> str:
     """A table cell for seed_test's result: the difference of the means and Welch's p (– when untested)."""
     if t is None:
         return "–"
-    return f"{t['diff']:{diff_format}}" + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
+    return signed(t["diff"], diff_format) + (f" (p = {format_p(t['welch_p'], 3)})" if t["welch_p"] is not None else "")
 
 
 def keyed(rows, key, where: str) -> dict:
