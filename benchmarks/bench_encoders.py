@@ -24,6 +24,8 @@ criterion: four choices per question). ``--size base`` (12 layers, d = 768) star
 same seed for all three, which is all a throughput ratio needs.
 """
 import argparse
+import contextlib
+import functools
 import json
 import os
 import platform
@@ -64,6 +66,9 @@ def main():
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     p.add_argument("--fp16", action="store_true", help="fairseq's --fp16 (needs --device cuda)")
     p.add_argument("--warmup-steps", type=int, default=1, help="untimed steps per system before the first round")
+    p.add_argument("--sdpa-backends", help="the torch SDPBackend names every system's attention may use, "
+                   "comma-separated (EFFICIENT_ATTENTION,MATH: not cuDNN, which builds a graph per new shape); "
+                   "torch's own choice when not given")
     args = p.parse_args()
     if args.ranking and args.tagging:
         p.error("--ranking and --tagging are two different tasks: give one")
@@ -86,6 +91,16 @@ def main():
     torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
         p.error("--device cuda: torch sees no GPU here")
+    kernels = contextlib.nullcontext
+    if args.sdpa_backends:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        names = [b.strip().upper() for b in args.sdpa_backends.split(",")]
+        unknown = [b for b in names if not hasattr(SDPBackend, b)]
+        if unknown:
+            p.error(f"--sdpa-backends: {', '.join(unknown)} not in torch's SDPBackend "
+                    f"({', '.join(b for b in dir(SDPBackend) if b.isupper())})")
+        kernels = functools.partial(sdpa_kernel, [getattr(SDPBackend, b) for b in names])
     state = (torch.load(args.pretrained, weights_only=True)["model"]
              if args.size == "small" and args.pretrained != "none" else None)
     if args.tagging:
@@ -134,7 +149,8 @@ def main():
 
     for n in archs:  # the first steps build the optimizer and, on a GPU, its kernels: not timed
         for b in warmup:
-            trainers[n].train_step([b])
+            with kernels():
+                trainers[n].train_step([b])
     skipped = {n: 0 for n in archs}
     speed = {n: [] for n in archs}
     for r in range(args.rounds):
@@ -145,8 +161,9 @@ def main():
             sync()
             t0 = time.perf_counter()
             for b in chunk:
-                if trainers[n].train_step([b]) is None:  # fp16 overflow: fairseq skips the update
-                    skipped[n] += 1
+                with kernels():
+                    if trainers[n].train_step([b]) is None:  # fp16 overflow: fairseq skips the update
+                        skipped[n] += 1
                 tokens += int(sum(b[k]["src_lengths"].sum() for k in b if k.startswith("net_input")))
             sync()
             speed[n].append(tokens / (time.perf_counter() - t0))
@@ -158,6 +175,7 @@ def main():
         "precision": "fp16 (fairseq's FP16Optimizer)" if args.fp16 else "fp32",
         "step": "fairseq.trainer.Trainer.train_step, Adam lr 1e-5",
         "warmup_steps": args.warmup_steps,
+        "sdpa_backends": args.sdpa_backends or "torch's choice",
         "updates_skipped_by_fp16_overflow": skipped,
         "data": os.path.relpath(args.data, ROOT) if os.path.isabs(args.data) else args.data,
         "task": ("syntax_token_labeling" if args.tagging else "syntax_sentence_ranking (4 choices)" if args.ranking

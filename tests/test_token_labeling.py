@@ -263,10 +263,14 @@ def test_the_tagging_benchmark_runs_every_system_on_the_same_batches(conll, mini
     out = tmp_path / "bench.json"
     run([str(BIN / "python"), str(ROOT / "benchmarks/bench_encoders.py"), "--tagging", "--data", str(conll / "data/bin"),
          "--pretrained", str(minilm_converted / "model.pt"), "--rounds", "2", "--steps", "1", "--threads", "1",
-         "--batch-size", "4", "--out", str(out)])
+         "--batch-size", "4", "--sdpa-backends", "MATH", "--out", str(out)])
     r = json.loads(out.read_text())
+    assert (r["device"], r["precision"], r["sdpa_backends"]) == ("cpu", "fp32", "MATH")
+    assert r["step"].startswith("fairseq.trainer.Trainer.train_step")
     assert r["task"] == "syntax_token_labeling" and r["systems"]["roberta_wla_small"] == "roberta_sla_small --sla-mask window"
     assert set(r["ratio_to_baseline_paired_median"]) == {"roberta_sgnet_small", "roberta_sla_small", "roberta_wla_small",
                                                          "roberta_sgnet_every_row_small"}
     assert r["systems"]["roberta_sgnet_every_row_small"] == "roberta_sgnet_small (every row: no read_rows)"
     assert all(len(v["runs"]) == 2 and min(v["runs"]) > 0 for v in r["train_tok_per_s"].values())
+    half = run([str(BIN / "python"), str(ROOT / "benchmarks/bench_encoders.py"), "--tagging", "--fp16"], check=False)
+    assert half.returncode == 2 and "give --device cuda as well" in half.stderr
