@@ -35,7 +35,7 @@ checkout_bytes() {  # what every call carries anyway: the tracked files and the 
   git ls-files -z --cached --others --exclude-standard | python3 -c 'import os, sys
 print(sum(os.path.getsize(p) for p in sys.stdin.read().split("\0") if p and os.path.isfile(p)))'
 }
-bytes_of() { du -sb "$@" | awk '{n += $1} END {print n + 0}'; }
+bytes_of() { find "$@" -type f -printf '%s\n' | awk '{n += $1} END {print n + 0}'; }  # files' bytes, as the device tool counts
 fairseq_here() {  # the device's fairseq (built by .device/device-fairseq.sh), or one already importable
   if [ -f .device/device-fairseq.sh ]; then
     # shellcheck disable=SC1091
