@@ -61,6 +61,11 @@ pack)
     [ "$t" != CoNLL-2003 ] || [ -f "$WORK/$d/bin/input0/test.randheads.bin" ] \
       || die "$WORK/$d: prepared without --random-trees 1"
     data+=("$d/bin" "$d/.stamps")
+    # the scored split's words, which fairseq-syntax-ner-eval writes beside each sentence's predictions
+    if [ "$t" = CoNLL-2003 ]; then
+      [ -f "$WORK/$d/raw/test.words" ] || die "$WORK/$d/raw/test.words: missing; prepare the data again (data-prep/conll2003.sh)"
+      data+=("$d/raw/test.words")
+    fi
   done
   mkdir -p "$LEASE"
   tmp=$(mktemp -d "$LEASE/.pack.XXXXXX")
