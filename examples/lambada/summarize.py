@@ -33,7 +33,8 @@ from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
-from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, mcnemar_exact, seed_test, significant
+from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, mcnemar_exact, seed_test, signed,
+                                                    significant)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
@@ -180,7 +181,7 @@ def reading(system: str, systems: dict) -> str:
     n_seeds = (f"{n} seed{'s' if n != 1 else ''} a side" if len(row["runs"]) == len(base["runs"]) == n
                else f"{len(row['runs'])} against {len(base['runs'])} seeds, {n} paired")
     text = (f"{system} against {row['compared_with']} ({n_seeds}, {budget}): higher on "
-            f"{sum(d > 0 for d in diffs)} of {len(seeds)} ({', '.join(f'{d:+.2f}' for d in diffs)} points; "
+            f"{sum(d > 0 for d in diffs)} of {len(seeds)} ({', '.join(signed(d) for d in diffs)} points; "
             f"McNemar p = {', '.join(format_p(p) if p is not None else '–' for p in ps)}, "
             f"{sum(p is not None and p < ALPHA for p in ps)} of {len(seeds)} told apart).")
     accs = [r["accuracy"] for r in base["runs"].values()]
@@ -191,13 +192,13 @@ def reading(system: str, systems: dict) -> str:
     if t is None:
         return text + " No test over seeds: it needs 2 seeds a side."
     noise = " from seed noise" if told(t["welch_p"]) == "not told apart" else ""
-    text += f" Over seeds: {t['diff']:+.2f} {welch_text(t)}{noise}."
+    text += f" Over seeds: {signed(t['diff'])} {welch_text(t)}{noise}."
     b = row.get("best_update_vs_twin")
     if b is not None:
         mean_best = [statistics.mean(r["trained"]["best_update"] for r in x["runs"].values()
                                      if r["trained"]["best_update"]) for x in (row, base)]
         text += (f" Best validation at update {mean_best[0]:,.0f} on average against {mean_best[1]:,.0f}: "
-                 f"{b['diff']:+,.0f} {welch_text(b)}.")
+                 f"{signed(b['diff'], '+,.0f')} {welch_text(b)}.")
     return text
 
 
