@@ -10,7 +10,8 @@
 #                                     [--status] [--snapshot]
 #
 # Runs: sa_early (no supervision), sa_early_corefall (CorefAll on head 0 of layer 3, λ = 0.3), and, if
-# asked for, bidaf (the baseline), sa_early_narrative. Adam lr 1e-3 with the Transformer schedule
+# asked for, bidaf (the baseline), sa_early_depparse, sa_early_corefprev, sa_early_corefnext, sa_early_narrative
+# (the paper's Table 5, the same head and λ). Adam lr 1e-3 with the Transformer schedule
 # (inverse square root after --warmup updates), dropout 0.1, weights averaged with decay 0.9999; the
 # best checkpoint by valid accuracy (chu_sample_valid, checked 10 times) is evaluated with
 # fairseq-syntax-lambada-eval (accuracies in {run}_seed{s}.eval.json, one line per instance in .pred.jsonl.gz),
@@ -132,6 +133,8 @@ run_args() {  # the arch and supervision of a named run
     sa_early_corefall) echo "--arch bidaf_sa_early --signals CorefAll --sup-lambda 0.3" ;;
     sa_early_narrative) echo "--arch bidaf_sa_early --signals Narrative --sup-lambda 0.3" ;;
     sa_early_depparse) echo "--arch bidaf_sa_early --signals DepParse --sup-lambda 0.3" ;;
+    sa_early_corefprev) echo "--arch bidaf_sa_early --signals CorefPrev --sup-lambda 0.3" ;;
+    sa_early_corefnext) echo "--arch bidaf_sa_early --signals CorefNext --sup-lambda 0.3" ;;
     *) echo "unknown run $1" >&2; return 1 ;;
   esac
 }

@@ -33,13 +33,21 @@ from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_jsonl
-from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, mcnemar_exact, seed_test, signed,
-                                                    significant)
+from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
+                                                    signed, significant, welch_interval)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
-SIGNALS = ("corefall", "narrative", "depparse")  # the run-name suffixes of examples/lambada/reproduce.sh's supervised runs
+SIGNALS = ("corefall", "depparse", "corefprev", "corefnext", "narrative")  # reproduce.sh's supervised run suffixes
 ALPHA = 0.05  # the level at which the reading calls a difference told apart
+# The paper's Tables 3 and 5 (attending-to-entities-lambada.txt): its mean of 4 seeds per reader
+PAPER_TABLE5 = {"": 60.54, "corefall": 61.51, "depparse": 61.06, "corefprev": 60.94, "corefnext": 61.27,
+                "narrative": 61.86}
+PAPER_AGREEMENT = 89.3  # CorefAll and Narrative runs, the share of dev instances predicted alike
+TABLE5 = "converged_sa_early"  # the protocol of Table 5: the converged runs and their unsupervised reader
+# Table 3's contrasts: does a signal gain more on the first subset than on the second (eval.json's rows).
+# The paper's "Pronoun" (2,138 of 4,869 dev targets) can only be proper nouns: both contrasts are shown
+CONTRASTS = (("pronoun", "common_noun"), ("proper_noun", "common_noun"), ("PERSON", "not_NE"))
 
 
 def most_frequent_word(instances: str, stopwords: str) -> dict:
@@ -202,6 +210,210 @@ def reading(system: str, systems: dict) -> str:
     return text
 
 
+def per_seed(system: dict) -> dict:
+    """``{seed: accuracy}`` of a system's runs."""
+    return {s: r["accuracy"] for s, r in system["runs"].items()}
+
+
+def evals(runs: dict, name: str, system: dict) -> list[dict]:
+    """The eval.json of each of a system's runs (every row: all, pronoun, PERSON, ...)."""
+    return [runs[f"{name}_seed{s}"] for s in system["runs"]]
+
+
+def table3(systems: dict, runs: dict) -> dict:
+    """The paper's Table 3 for each supervised converged reader against its twin: accuracy per subset over seeds,
+    the gain on each subset (Welch over seeds), and whether the gain on one subset exceeds that on another: Welch
+    over seeds on each run's difference between the two subsets, which is the difference of the gains."""
+    out = {}
+    for name, row in systems.items():
+        base = systems.get(row["compared_with"] or "")
+        if not name.startswith(TABLE5 + "_") or base is None or min(row["seeds"], base["seeds"]) < 2:
+            continue
+        sup_evals, base_evals = evals(runs, name, row), evals(runs, row["compared_with"], base)
+        subsets = {}
+        for sub in dict.fromkeys(x for pair in CONTRASTS for x in pair):
+            a, b = [r[sub]["accuracy"] for r in sup_evals], [r[sub]["accuracy"] for r in base_evals]
+            sizes = {r[sub]["n"] for r in (*sup_evals, *base_evals)}
+            if len(sizes) != 1:
+                raise ValueError(f"{name}: the {sub} subset has different sizes across runs ({sorted(sizes)}): "
+                                 "runs of other prepared data are not one table")
+            subsets[sub] = {"n": sizes.pop(), "twin": mean_std(b), "supervised": mean_std(a), "gain": seed_test(a, b)}
+        contrasts = {}
+        for x, y in CONTRASTS:
+            d_sup = [r[x]["accuracy"] - r[y]["accuracy"] for r in sup_evals]
+            d_base = [r[x]["accuracy"] - r[y]["accuracy"] for r in base_evals]
+            contrasts[f"{x} - {y}"] = {**seed_test(d_sup, d_base), "interval": welch_interval(d_sup, d_base)}
+        adjusted = holm({k: c["welch_p"] for k, c in contrasts.items() if c["welch_p"] is not None})
+        for k, c in contrasts.items():
+            c["holm_p"] = adjusted.get(k)
+        out[name] = {"compared_with": row["compared_with"], "seeds": [row["seeds"], base["seeds"]],
+                     "subsets": subsets, "contrasts": contrasts}
+    return out
+
+
+def mean_std(xs: list[float]) -> dict:
+    return {"mean": round(statistics.mean(xs), 2), "std": round(statistics.stdev(xs), 2) if len(xs) > 1 else None}
+
+
+def cell(ms: dict) -> str:
+    return f"{ms['mean']:.2f}" + (f" ± {ms['std']:.2f}" if ms["std"] is not None else "")
+
+
+def table3_markdown(t3: dict) -> str:
+    if not t3:
+        return "No supervised reader has 2 converged seeds a side yet.\n"
+    out = ["LAMBADA test split (dev passages) by the target word's type; mean ± sample std over the converged seeds. "
+           "POS: the Universal POS tag of the target in its own sentence, from the data-prep parse (spaCy "
+           "`en_core_web_sm` 3.8 on the target sentence with its answer). PERSON: an entity span of the NER of "
+           "neuralcoref's pipeline (spaCy 2.1 `en_core_web_sm`) over a context occurrence of the target, or, where "
+           "there is none, a context occurrence in a coreference chain with a personal pronoun (he, she, him, her, "
+           "his, hers, himself, herself); not NE: neither. Gain: the supervised reader's mean minus the unsupervised "
+           "one's, Welch's p over seeds. Contrast: whether the gain on the first subset exceeds that on the second, "
+           "Welch over seeds on each run's accuracy difference between the two subsets (the difference of the gains), "
+           "its 95 % interval, and Holm's p over the contrasts of that reader. The paper's 21 instances hand-labelled "
+           "as requiring coreference are not public and are not reproduced.", ""]
+    for name, t in t3.items():
+        out += [f"**{name}** against {t['compared_with']} ({t['seeds'][0]} against {t['seeds'][1]} seeds)", "",
+                "| subset | n | unsupervised | supervised | gain (p over seeds) |", "|---|---|---|---|---|"]
+        for sub, r in t["subsets"].items():
+            out.append(f"| {sub} | {r['n']:,} | {cell(r['twin'])} | {cell(r['supervised'])} | "
+                       f"{format_seed_test(r['gain'])} |")
+        out += ["", "| contrast | gain difference | 95 % interval | Welch p | Holm p |", "|---|---|---|---|---|"]
+        for k, c in t["contrasts"].items():
+            iv = f"[{c['interval'][0]:+.2f}, {c['interval'][1]:+.2f}]" if c["interval"] else "–"
+            out.append(f"| gain on {k.replace(' - ', ' minus gain on ')} | {signed(c['diff'])} | {iv} | "
+                       f"{format_p(c['welch_p'], 3) if c['welch_p'] is not None else '–'} | "
+                       f"{format_p(c['holm_p'], 3) if c['holm_p'] is not None else '–'} |")
+        out += ["", "**Reading**: " + table3_reading(t), ""]
+    return "\n".join(out)
+
+
+def table3_reading(t: dict) -> str:
+    parts = []
+    for k, c in t["contrasts"].items():
+        x, y = k.split(" - ")
+        n = t["subsets"][x]["n"], t["subsets"][y]["n"]
+        verdict = ("told apart (Holm)" if c["holm_p"] is not None and c["holm_p"] < ALPHA else
+                   "not told apart: its interval holds a larger gain and a smaller one" if c["interval"]
+                   and c["interval"][0] < 0 < c["interval"][1] else "not told apart once Holm counts the contrasts")
+        parts.append(f"the gain on {x} (n = {n[0]:,}) {'exceeds' if c['diff'] > 0 else 'falls short of'} that on "
+                     f"{y} (n = {n[1]:,}) by {abs(c['diff']):.2f} points, {verdict}")
+    small = [f"{k} ({r['n']})" for k, r in t["subsets"].items() if r["n"] < 100]
+    text = "; ".join(parts) + "."
+    if small:
+        text += (f" A subset under 100 instances moves by {100 / min(r['n'] for r in t['subsets'].values()):.2f} "
+                 f"points an instance: {', '.join(small)}.")
+    return text[0].upper() + text[1:]
+
+
+def agreement(words: dict, a: str, b: str) -> dict:
+    """The share of instances two systems' runs of the same seed predict alike (the paper's 89.3 %)."""
+    per_seed = {}
+    for name, w in words.items():
+        system, seed = split_name(name)
+        other = f"{b}_seed{seed}"
+        if system == a and other in words and len(words[other]) == len(w):
+            per_seed[str(seed)] = round(100.0 * sum(x == y for x, y in zip(w, words[other])) / len(w), 2)
+    return {"per_seed": per_seed, "mean": round(statistics.mean(per_seed.values()), 2) if per_seed else None}
+
+
+def table5(systems: dict, words: dict) -> dict:
+    """The paper's Table 5: every converged reader of SA-Early, supervised or not, against the unsupervised one and
+    against + CorefAll, Welch over seeds with Holm over every comparison the table reads."""
+    base, coref = systems.get(TABLE5), systems.get(f"{TABLE5}_corefall")
+    rows = {}
+    for sig, paper in PAPER_TABLE5.items():
+        name = f"{TABLE5}_{sig}" if sig else TABLE5
+        if name not in systems:
+            rows[name] = {"signal": sig or "none", "seeds": 0, "paper": paper}
+            continue
+        row = systems[name]
+        accs = list(per_seed(row).values())
+        r = {"signal": sig or "none", "seeds": row["seeds"], **mean_std(accs), "paper": paper,
+             "per_seed": per_seed(row)}
+        if sig:
+            r["mcnemar_p_vs_unsupervised"] = {s: twin_p(v) for s, v in row["runs"].items()}
+            if base:
+                r["vs_unsupervised"] = seed_test(accs, list(per_seed(base).values()))
+            if coref and sig != "corefall":
+                r["vs_corefall"] = seed_test(accs, list(per_seed(coref).values()))
+                r["vs_corefall_interval"] = welch_interval(accs, list(per_seed(coref).values()))
+            if base:
+                r["vs_unsupervised_interval"] = welch_interval(accs, list(per_seed(base).values()))
+        rows[name] = r
+    tests = {(n, k): r[k]["welch_p"] for n, r in rows.items() for k in ("vs_unsupervised", "vs_corefall")
+             if r.get(k) and r[k]["welch_p"] is not None}
+    for (n, k), p in holm(tests).items():
+        rows[n][k]["holm_p"] = p
+    return {"rows": rows, "family": len(tests),
+            "agreement_corefall_narrative": agreement(words, f"{TABLE5}_corefall", f"{TABLE5}_narrative")}
+
+
+def table5_markdown(t5: dict) -> str:
+    def test(r, key):
+        t = r.get(key)
+        if not t:
+            return "–"
+        holm_p = t.get("holm_p")
+        return format_seed_test(t) + (f", Holm {format_p(holm_p, 3)}" if holm_p is not None else "")
+
+    out = ["LAMBADA test split (dev passages), accuracy of the converged readers (the protocol of the table above: "
+           "stopped after 5 validations without a better one, best checkpoint scored); mean ± sample std over seeds. "
+           "p per seed: exact McNemar against the unsupervised reader of the same seed. Δ: difference of the means, "
+           f"Welch's p over seeds, and Holm's p over the {t5['family']} comparison{'s' if t5['family'] != 1 else ''} "
+           "of this table read so far. The paper: its "
+           "mean of 4 seeds (at ~700k training instances; here 35,638).", "",
+           "| reader | seeds | accuracy | p per seed | Δ vs SA-Early | Δ vs + CorefAll | paper |",
+           "|---|---|---|---|---|---|---|"]
+    for name, r in t5["rows"].items():
+        label = "SA-Early" if r["signal"] == "none" else f"+ {SIGNAL_NAMES[r['signal']]}"
+        if not r["seeds"]:
+            out.append(f"| {label} | 0 | not yet trained | – | – | – | {r['paper']:.2f} |")
+            continue
+        ps = r.get("mcnemar_p_vs_unsupervised", {})
+        ps_txt = ", ".join(format_p(p) if p is not None else "–" for p in ps.values()) or "–"
+        out.append(f"| {label} | {r['seeds']} | {cell(r)} | {ps_txt} | {test(r, 'vs_unsupervised')} | "
+                   f"{test(r, 'vs_corefall')} | {r['paper']:.2f} |")
+    ag = t5["agreement_corefall_narrative"]
+    out += ["", "Agreement of + CorefAll and + Narrative runs of the same seed (the same predicted word): " +
+            (", ".join(f"seed {s} {v:.2f} %" for s, v in ag["per_seed"].items()) + f"; mean {ag['mean']:.2f} %"
+             if ag["per_seed"] else "no seed has both runs yet") + f" (paper: {PAPER_AGREEMENT} %).", "",
+            f"**Reading** (told apart: Holm p < {ALPHA}):", ""]
+    out += [f"- {line}" for line in table5_reading(t5)]
+    return "\n".join(out) + "\n"
+
+
+SIGNAL_NAMES = {"corefall": "CorefAll", "depparse": "DepParse", "corefprev": "CorefPrev", "corefnext": "CorefNext",
+                "narrative": "Narrative"}
+
+
+def table5_reading(t5: dict) -> list[str]:
+    rows, lines = t5["rows"], []
+    for name, r in rows.items():
+        if r["signal"] in ("none", "corefall"):
+            continue
+        label = f"+ {SIGNAL_NAMES[r['signal']]}"
+        if r["seeds"] < 2:
+            lines.append(f"{label}: {r['seeds']} converged seed{'s' if r['seeds'] != 1 else ''} of 4; no test over "
+                         "seeds yet.")
+            continue
+        parts = []
+        for key, other, paper_diff in (("vs_unsupervised", "SA-Early", r["paper"] - PAPER_TABLE5[""]),
+                                       ("vs_corefall", "+ CorefAll", r["paper"] - PAPER_TABLE5["corefall"])):
+            t, iv = r.get(key), r.get(f"{key}_interval")
+            if not t or t.get("holm_p") is None:
+                continue
+            if t["holm_p"] < ALPHA:
+                parts.append(f"{signed(t['diff'])} against {other}, told apart (Holm p = {format_p(t['holm_p'], 3)})")
+            elif iv:
+                parts.append(f"{signed(t['diff'])} against {other}, not told apart (Holm p = "
+                             f"{format_p(t['holm_p'], 3)}; the 95 % interval [{iv[0]:+.2f}, {iv[1]:+.2f}] "
+                             f"{'holds' if iv[0] <= paper_diff <= iv[1] else 'excludes'} the paper's "
+                             f"{signed(paper_diff)})")
+        lines.append(f"{label} ({r['seeds']} seeds): " + "; ".join(parts) + ".")
+    return lines or ["No supervised reader besides + CorefAll has converged seeds yet."]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--results", default="results/lambada")
@@ -212,12 +424,15 @@ def main(argv=None) -> int:
     p.add_argument("--valid-interval", type=int, default=500, help="the --converge rule's updates between validations")
     p.add_argument("--readme", default=None, help="also write the table into this file's lambada-summary block")
     a = p.parse_args(argv)
-    exit_unless_block(p, a.readme, "lambada-summary")  # answered before any work, not after it
+    for block in ("lambada-summary", "lambada-table5", "lambada-table3"):  # answered before any work, not after it
+        exit_unless_block(p, a.readme, block)
     res = Path(a.results)
     try:
         runs = {f.name[: -len(".eval.json")]: read_json(f, ROWS) for f in sorted(res.glob("*.eval.json"))}
-        preds = {name: [r["correct"] for r in read_jsonl(res / f"{name}.pred.jsonl.gz")] for name in runs
-                 if (res / f"{name}.pred.jsonl.gz").exists()}
+        pred_rows = {name: read_jsonl(res / f"{name}.pred.jsonl.gz") for name in runs
+                     if (res / f"{name}.pred.jsonl.gz").exists()}
+        preds = {name: [r["correct"] for r in rows] for name, rows in pred_rows.items()}
+        words = {name: [r.get("predicted") for r in rows] for name, rows in pred_rows.items()}
     except ValueError as e:
         p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
     if not runs:
@@ -240,22 +455,26 @@ def main(argv=None) -> int:
         systems = systems_table(runs, tests, res, a.patience, a.max_update, a.valid_interval)
         trained = one_setup({f"{system} seed {seed}": r["training"] for system, row in systems.items()
                              for seed, r in row["runs"].items()}, str(res))
+        paper = {"table3": table3(systems, runs), "table5": table5(systems, words)}
     except ValueError as e:
         p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
     summary = {"runs": runs, "paired_tests": tests,
                "stopping": {"patience_validations": a.patience, "max_update": a.max_update},
-               "systems": systems, "trained": trained}
+               "systems": systems, "trained": trained, **paper}
     if a.instances and a.stopwords:
         summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
         print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "
               f"(n={summary['most_frequent_context_word']['n']})")
     md = markdown(summary)
-    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", md)):
+    md3, md5 = table3_markdown(summary["table3"]), table5_markdown(summary["table5"])
+    full = md + "\n## Table 5: which signal\n\n" + md5 + "\n## Table 3: by the target's type\n\n" + md3
+    for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", full)):
         with atomic_path(str(res / name)) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
     if a.readme:
-        replace_block(Path(a.readme), "lambada-summary", md)
-    print(md)
+        for block, text in (("lambada-summary", md), ("lambada-table5", md5), ("lambada-table3", md3)):
+            replace_block(Path(a.readme), block, text)
+    print(full)
     return 0
 
 
