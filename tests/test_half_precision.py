@@ -1,4 +1,4 @@
-"""Every registered model family trains in half precision: forward and backward in fp16 on the CPU.
+"""Every registered model family trains in half precision: forward and backward in fp16 and bf16 on the CPU.
 
 ``--fp16`` runs the model in half precision; a finite "minus infinity" such as -1e9 overflows there
 (``masked_fill`` raises), and a masked row that is all -inf turns the loss into NaN. Each test runs one
@@ -31,9 +31,12 @@ from .test_trees import NONPROJ_HEADS, PAPER_HEADS
 fairseq_syntax.register()
 
 
-def finite_step(model, loss_fn):
-    """One fp16 forward and backward; the loss and every gradient must be finite."""
-    model.half().train()
+HALF = pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+
+
+def finite_step(model, loss_fn, dtype=torch.half):
+    """One half-precision forward and backward (--fp16 or --bf16); the loss and every gradient must be finite."""
+    model.to(dtype).train()
     loss = loss_fn(model)
     assert torch.isfinite(loss).item(), loss
     loss.backward()
@@ -41,7 +44,7 @@ def finite_step(model, loss_fn):
     assert grads
     bad = [n for n, g in grads if not torch.isfinite(g).all()]
     assert not bad, bad
-    assert all(g.dtype == torch.half for _, g in grads)
+    assert all(g.dtype == dtype for _, g in grads)
 
 
 def test_weight_average_stays_float32_under_half():
@@ -69,7 +72,8 @@ def test_weight_average_stays_float32_under_half():
     ("transformer_sla_small", []),
     ("transformer_small_vanilla", []),
 ])
-def test_translation_models_train_in_half_precision(task, arch, extra):
+@HALF
+def test_translation_models_train_in_half_precision(task, arch, extra, dtype):
     torch.manual_seed(0)
     model = ARCH_MODEL_REGISTRY[arch].build_model(make_args(arch, *extra), task)
     toks, lengths, prev, codes = sample_batch(task.source_dictionary)
@@ -78,10 +82,10 @@ def test_translation_models_train_in_half_precision(task, arch, extra):
     def loss(m):
         kwargs = {} if arch == "transformer_small_vanilla" else {"src_heads": codes}
         logits, _ = m(toks, lengths, prev, **kwargs)
-        assert logits.dtype == torch.half
+        assert logits.dtype == dtype
         return F.cross_entropy(logits.float().flatten(0, 1), target.flatten())
 
-    finite_step(model, loss)
+    finite_step(model, loss, dtype)
 
 
 def roberta_batch(d):
@@ -99,7 +103,8 @@ def roberta_batch(d):
 
 @pytest.mark.parametrize("arch", ["roberta_baseline_small", "roberta_sgnet_small", "roberta_sla_small"])
 @pytest.mark.parametrize("head", ["sentence", "token"])
-def test_bert_style_encoders_train_in_half_precision(task, arch, head):
+@HALF
+def test_bert_style_encoders_train_in_half_precision(task, arch, head, dtype):
     d = task.source_dictionary
     args = argparse.Namespace(arch=arch, encoder_layers=2, encoder_embed_dim=32, encoder_ffn_embed_dim=64,
                               encoder_attention_heads=4, max_positions=64)
@@ -117,10 +122,10 @@ def test_bert_style_encoders_train_in_half_precision(task, arch, head):
     def loss(m):
         out, _ = m(toks, features_only=True, classification_head_name="cls" if head == "sentence" else "tags",
                    src_heads=codes)
-        assert out.dtype == torch.half
+        assert out.dtype == dtype
         return F.cross_entropy(out.float().flatten(0, -2), target.flatten(), ignore_index=-100)
 
-    finite_step(model, loss)
+    finite_step(model, loss, dtype)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +144,8 @@ def reader_batch(tmp_path_factory):
 
 
 @pytest.mark.parametrize("arch", ["bidaf", "bidaf_sa_early", "bidaf_sa_late", "bidaf_sa_both"])
-def test_lambada_reader_trains_in_half_precision(reader_batch, arch):
+@HALF
+def test_lambada_reader_trains_in_half_precision(reader_batch, arch, dtype):
     d, batch, signals = reader_batch
     args = argparse.Namespace(hidden=8, word_dim=6, char_filters=4, sa_heads=2, sa_ffn=16)
     ARCH_CONFIG_REGISTRY[arch](args)
@@ -149,7 +155,7 @@ def test_lambada_reader_trains_in_half_precision(reader_batch, arch):
 
     def loss(m):
         logits, extra = m(**batch["net_input"])
-        assert logits.dtype == torch.half
+        assert logits.dtype == dtype
         nll, has = pointer_sum_nll(pointer_log_probs(logits, extra["context_mask"]), batch["answer_mask"])
         assert has.all()
         total = nll.sum()
@@ -161,7 +167,7 @@ def test_lambada_reader_trains_in_half_precision(reader_batch, arch):
                 total = total + 0.3 * s / count
         return total
 
-    finite_step(model, loss)
+    finite_step(model, loss, dtype)
 
 
 def test_reader_batch_keeps_the_end_of_a_long_context(reader_batch):

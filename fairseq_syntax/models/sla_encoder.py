@@ -11,6 +11,7 @@ from typing import Optional
 import torch
 from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 
+from ..modules.attention_kernels import fused_path
 from ..modules.sla_attention import SLAGate, attention_biases, gated_local_global_attention
 from ..syntax.local import sla_mask, window_mask
 
@@ -105,7 +106,9 @@ def run_encoder_layers(encoder, src_tokens, local: Optional[torch.Tensor], retur
         x = x * (1 - padding_mask.unsqueeze(-1).type_as(x))
     x = x.transpose(0, 1)
     states = [x] if return_all_hiddens else []
-    biases = None if local is None else attention_biases(local, padding_mask if has_pads else None)
+    # built once for every layer, in the dtype and layout the fused kernels take on a GPU (attention_kernels.py)
+    biases = None if local is None else attention_biases(local, padding_mask if has_pads else None,
+                                                         x.dtype if fused_path(x) else None)
     for layer in encoder.layers:
         out = layer(x, encoder_padding_mask=padding_mask if has_pads else None, local_allowed=local,
                     sla_biases=biases)

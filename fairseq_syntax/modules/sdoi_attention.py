@@ -12,6 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..syntax.masks import sdoi_mask
+from .attention_kernels import additive_mask, attention, fused_path, read_rows_pays
 
 
 class SDOIAttentionLayer(nn.Module):
@@ -49,7 +50,8 @@ class SDOIAttentionLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, allowed: torch.Tensor, need_weights: bool = False,
                 read: torch.Tensor | None = None):
-        """x: [B, T, C]; allowed: [B, T, T] bool. Returns (x', weights [B, heads, T, T] or None).
+        """x: [B, T, C]; allowed: [B, T, T] bool, or additive [B, 1, T, T] (attention_kernels.additive_mask; not
+        with ``need_weights`` or ``read``). Returns (x', weights [B, heads, T, T] or None).
 
         ``read`` [B, T] bool: compute x' only at those rows, returned packed as ``x[read]`` is, [N, C]. Keys and
         values come only from the positions those rows may attend to, and the projections and feed-forward
@@ -59,16 +61,14 @@ class SDOIAttentionLayer(nn.Module):
             return self.read_rows(x, allowed, read), None
         bsz, tlen, dim = x.shape
         q, k, v = self.qkv_proj(x).view(bsz, tlen, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        mask = allowed.unsqueeze(1)
+        mask = allowed.unsqueeze(1) if allowed.dtype == torch.bool else allowed
         weights = None
         if need_weights:
             scores = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim)
             weights = scores.masked_fill(~mask, float("-inf")).softmax(-1)
             attn = F.dropout(weights, self.attention_dropout, self.training) @ v
         else:
-            attn = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=self.attention_dropout if self.training else 0.0
-            )
+            attn = attention(q, k, v, mask, self.attention_dropout if self.training else 0.0)
         return self.feed_forward(x, self.out_proj(attn.transpose(1, 2).reshape(bsz, tlen, dim))), weights
 
     def feed_forward(self, x, attn):
@@ -93,9 +93,8 @@ class SDOIAttentionLayer(nn.Module):
         mask = torch.zeros(bsz, width, tlen, dtype=torch.bool, device=x.device)
         mask[:, :, 0] = True  # an empty slot attends somewhere (no NaN); nothing reads it
         mask[rows[0], slot] = allowed[rows]
-        attn = F.scaled_dot_product_attention(
-            q.view(bsz, width, self.num_heads, self.head_dim).transpose(1, 2), k, v, attn_mask=mask.unsqueeze(1),
-            dropout_p=self.attention_dropout if self.training else 0.0)
+        attn = attention(q.view(bsz, width, self.num_heads, self.head_dim).transpose(1, 2), k, v, mask.unsqueeze(1),
+                         self.attention_dropout if self.training else 0.0)
         attn = attn.transpose(1, 2).reshape(bsz, width, dim)[rows[0], slot]
         return self.feed_forward(xr, self.out_proj(attn))
 
@@ -138,7 +137,8 @@ class SyntaxGuidedAggregation(nn.Module):
         return torch.sigmoid(self.alpha_logit) if self.learn_alpha else self.alpha_value
 
     def forward(self, h: torch.Tensor, codes: torch.Tensor, need_weights: bool = False,
-                pool_rows: torch.Tensor | None = None, read_rows: torch.Tensor | None = None):
+                pool_rows: torch.Tensor | None = None, read_rows: torch.Tensor | None = None,
+                fused: bool | None = None):
         """h: [T, B, C] (fairseq layout); codes: [B, T]. Returns (H̄ [T, B, C], extras).
 
         ``pool_rows`` [B, T] bool marks special tokens (BERT's [CLS]) that attend to every parsed
@@ -166,14 +166,20 @@ class SyntaxGuidedAggregation(nn.Module):
             keep_h = keep_h & ~pool_rows
         x = h.transpose(0, 1)
         alpha = self.alpha().to(h.dtype)
-        if read_rows is not None and not need_weights:
+        fused = fused_path(h) if fused is None else fused
+        if read_rows is not None and not need_weights and (not fused or read_rows_pays(h.device)):
             return self.read_rows_only(x, allowed, keep_h, read_rows, alpha).transpose(0, 1), {"sdoi_mask": allowed}
+        if read_rows is not None and not need_weights and read_rows.shape != keep_h.shape:
+            raise ValueError(f"read_rows has shape {tuple(read_rows.shape)}, the input {tuple(keep_h.shape)}")
+        mask = additive_mask(allowed.unsqueeze(1), h.dtype) if fused and not need_weights else allowed
         weights = []
         for layer in self.layers:
-            x, w = layer(x, allowed, need_weights)
+            x, w = layer(x, mask, need_weights)
             weights.append(w)
         x = x.transpose(0, 1)
         x = torch.where(keep_h.T.unsqueeze(-1), h, x)
+        if read_rows is not None and not need_weights:  # the unread rows keep H, as read_rows_only leaves them
+            x = torch.where(read_rows.T.unsqueeze(-1), x, h)
         return alpha * h + (1 - alpha) * x, {"sdoi_mask": allowed, "sdoi_attn": weights}
 
     def read_rows_only(self, h, allowed, keep_h, read_rows, alpha):

@@ -3,6 +3,11 @@
 Local and global attention share one set of Q, K, V projections (so pretrained weights lift
 over unchanged); a per-token gate g = σ(W_g h + b_g) mixes the two distributions:
 ``out = (g·S_loc + (1−g)·S_glb) V``. Only W_g and b_g are new parameters.
+
+The gate is one scalar per query row, so ``out = g·(S_loc V) + (1−g)·(S_glb V)``: on a GPU two fused attention
+calls (attention_kernels.py), the global one unmasked (flash) without padding; on the CPU the two softmaxes
+written out with their backward (GatedAttentionWeights), as its ratios were measured. With dropout the two differ
+in where it falls (on each branch's weights, or on their mix), not in expectation.
 """
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ from typing import Optional
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from .attention_kernels import additive_mask, attention, fused_path
 
 
 class SLAGate(nn.Linear):
@@ -25,16 +32,23 @@ class SLAGate(nn.Linear):
         return torch.sigmoid(super().forward(h))
 
 
-def attention_biases(local_allowed: torch.Tensor, key_padding_mask: Optional[torch.Tensor] = None):
+def attention_biases(local_allowed: torch.Tensor, key_padding_mask: Optional[torch.Tensor] = None,
+                     dtype: Optional[torch.dtype] = None):
     """The additive score biases of a batch (0 or −inf), built once and shared by every layer:
     ``local`` [B, 1, T, T] closes what is outside the window or padding, ``glb`` [B, 1, 1, T] (None
     without padding) closes padding. Adding them costs one pass over the scores where a
-    ``masked_fill`` copies and fills (two), in every layer."""
+    ``masked_fill`` copies and fills (two), in every layer. ``dtype``: the fused path's, in the layout its
+    kernel takes (attention_kernels.additive_mask); float32 otherwise."""
     bsz, tlen, _ = local_allowed.shape
     closed = ~local_allowed
     glb = None
     if key_padding_mask is not None:
         closed = closed | key_padding_mask.view(bsz, 1, tlen)
+    if dtype is not None:
+        if key_padding_mask is not None:
+            glb = additive_mask(~key_padding_mask.view(bsz, 1, 1, tlen), dtype)
+        return additive_mask(~closed.unsqueeze(1), dtype), glb
+    if key_padding_mask is not None:
         glb = torch.zeros(bsz, 1, 1, tlen, device=local_allowed.device)
         glb.masked_fill_(key_padding_mask.view(bsz, 1, 1, tlen), float("-inf"))
     local = torch.zeros(bsz, 1, tlen, tlen, device=local_allowed.device)
@@ -95,10 +109,12 @@ def gated_local_global_attention(
     dropout_p: float = 0.0,
     training: bool = False,
     biases: Optional[tuple] = None,
+    fused: Optional[bool] = None,
 ) -> torch.Tensor:
     """x: [T, B, C] (fairseq layout); local_allowed: [B, T, T] bool (True = inside the local window);
     gate: [T, B, 1] in [0, 1]; key_padding_mask: [B, T] bool (True = padding); ``biases``: the
-    batch's :func:`attention_biases`, given instead of the two masks by callers with several layers.
+    batch's :func:`attention_biases`, given instead of the two masks by callers with several layers
+    (in x's dtype for the fused path). ``fused``: two fused attention calls (default: on a GPU).
     Returns [T, B, C].
 
     Scores are computed once; the local distribution is their softmax with ``−inf`` outside the
@@ -106,14 +122,25 @@ def gated_local_global_attention(
     """
     tlen, bsz, dim = x.shape
     head_dim = dim // num_heads
-    local_bias, global_bias = biases if biases is not None else attention_biases(local_allowed, key_padding_mask)
+    fused = fused_path(x) if fused is None else fused
+    local_bias, global_bias = biases if biases is not None else attention_biases(
+        local_allowed, key_padding_mask, x.dtype if fused else None)
 
     def heads(t):  # [T, B, C] -> [B, H, T, d]
         return t.view(tlen, bsz, num_heads, head_dim).permute(1, 2, 0, 3)
 
+    if fused:
+        q, k, v = heads(q_proj(x)), heads(k_proj(x)), heads(v_proj(x))
+        p = dropout_p if training else 0.0
+        glb = attention(q, k, v, None if global_bias is None else global_bias.to(q.dtype), p)
+        loc = attention(q, k, v, local_bias.to(q.dtype), p)
+        g = gate.permute(1, 0, 2).unsqueeze(1).to(q.dtype)  # [B, 1, T, 1]
+        out = torch.lerp(glb, loc, g).permute(2, 0, 1, 3).reshape(tlen, bsz, dim)
+        return out_proj(out)
     q = heads(q_proj(x) * (head_dim ** -0.5))
     k, v = heads(k_proj(x)), heads(v_proj(x))
-    g = gate.permute(1, 0, 2).unsqueeze(1).float()  # [B, 1, T, 1]
+    g = gate.permute(1, 0, 2).unsqueeze(1)  # [B, 1, T, 1], at least float32 as the weights
+    g = g.to(torch.promote_types(g.dtype, torch.float32))
     probs = GatedAttentionWeights.apply(q, k, local_bias, global_bias, g).type_as(v)
     probs = F.dropout(probs, dropout_p, training)
     out = (probs @ v).permute(2, 0, 1, 3).reshape(tlen, bsz, dim)

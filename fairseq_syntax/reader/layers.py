@@ -11,6 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..modules.attention_kernels import attention, fused_path
+
 
 def mask_scores(scores: torch.Tensor, disallowed: torch.Tensor) -> torch.Tensor:
     """Scores with ``disallowed`` entries at the dtype's lowest value: a softmax gives them 0 in fp16 too
@@ -116,14 +118,21 @@ class SelfAttentionLayer(nn.Module):
         self.ffn = nn.Sequential(nn.Linear(dim, ffn), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ffn, dim))
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, x, pad: torch.Tensor, head_allowed: torch.Tensor | None = None):
+    def forward(self, x, pad: torch.Tensor, head_allowed: torch.Tensor | None = None, need_weights: bool = True):
+        """Without ``need_weights``, on a GPU, one fused attention call and no weights (None): the weights of a
+        layer nobody supervises are never built. On the CPU the weights are always built, as they were."""
         b, t, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.h, self.dk).permute(2, 0, 3, 1, 4)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(self.dk)
         disallowed = pad[:, None, None, :]
         if head_allowed is not None:
             disallowed = disallowed | ~head_allowed
-        scores = mask_scores(scores, disallowed)
+        if not need_weights and fused_path(x):
+            bias = torch.zeros(disallowed.shape, dtype=q.dtype, device=q.device)
+            bias.masked_fill_(disallowed, torch.finfo(q.dtype).min)  # as mask_scores: an empty row is uniform
+            ctx = attention(q, k, v, bias, self.drop.p if self.training else 0.0).transpose(1, 2).reshape(b, t, d)
+            x = x + self.drop(self.out(ctx))
+            return x + self.drop(self.ffn(self.ln2(x))), None
+        scores = mask_scores(q @ k.transpose(-1, -2) / math.sqrt(self.dk), disallowed)
         probs = scores.softmax(-1)
         ctx = (self.drop(probs) @ v).transpose(1, 2).reshape(b, t, d)
         x = x + self.drop(self.out(ctx))
@@ -139,13 +148,14 @@ class SelfAttentionEncoder(nn.Module):
         self.positions = positions
         self.dim = dim
 
-    def forward(self, x, pad, head_allowed: dict[int, torch.Tensor] | None = None):
-        """``head_allowed[l]`` restricts layer ``l``'s heads (B, H, T, T); returns output and all weights."""
+    def forward(self, x, pad, head_allowed: dict[int, torch.Tensor] | None = None, need_weights=None):
+        """``head_allowed[l]`` restricts layer ``l``'s heads (B, H, T, T); returns output and all weights.
+        ``need_weights``: the layers whose weights are read (None: all); the others may return None."""
         if self.positions:
             x = x + sinusoidal(x.size(1), self.dim, x.device).to(x.dtype)
         weights = []
         for i, layer in enumerate(self.layers):
-            x, w = layer(x, pad, (head_allowed or {}).get(i))
+            x, w = layer(x, pad, (head_allowed or {}).get(i), need_weights is None or i in need_weights)
             weights.append(w)
         return self.ln(x), weights
 

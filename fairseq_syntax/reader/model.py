@@ -128,10 +128,10 @@ class BidafSAModel(BaseFairseqModel):
         c = self.chars(self.spelling[types])[where]
         return self.highway(self.drop(torch.cat([w, c], -1)))
 
-    def encode(self, tokens, pad, head_allowed=None):
+    def encode(self, tokens, pad, head_allowed=None, need_weights=()):
         x = self.embed(tokens)
         if self.args.sa_early_layers > 0:
-            return self.contextual(self.proj(x), pad, head_allowed)
+            return self.contextual(self.proj(x), pad, head_allowed, need_weights)
         return self.contextual(x, (~pad).sum(-1)), []
 
     def head_allowed(self, sentence_ids, where: str):
@@ -147,17 +147,24 @@ class BidafSAModel(BaseFairseqModel):
     def forward(self, context, query, sentence_ids=None, **unused):
         cpad, qpad = context.eq(self.pad), query.eq(self.pad)
         sid = sentence_ids if self.restrict_to_sentence else None
-        c, c_weights = self.encode(context, cpad, self.head_allowed(sid, "early"))
+        # the supervised head's weights are read in training with --signals only (the task sets the flag)
+        read = self.supervisable and self.training and getattr(self, "attention_supervised", True)
+        need = {"early": (), "late": ()}
+        if read:
+            need[self.args.sup_where] = (self.args.sup_layer - 1,)
+        c, c_weights = self.encode(context, cpad, self.head_allowed(sid, "early"), need["early"])
         q, _ = self.encode(query, qpad)
         g = self.ln_att(self.biatt(self.drop(c), self.drop(q), cpad, qpad))
         weights = {"early": c_weights, "late": []}
         if self.args.sa_late_layers > 0:
-            g, weights["late"] = self.late(self.late_proj(self.drop(g)), cpad, self.head_allowed(sid, "late"))
+            g, weights["late"] = self.late(self.late_proj(self.drop(g)), cpad, self.head_allowed(sid, "late"),
+                                           need["late"])
         m = self.ln_mod(self.modeling(self.drop(g), (~cpad).sum(-1)))
         logits = self.output(self.drop(torch.cat([g, m], -1))).squeeze(-1)
         sup = None
         if self.supervisable:
-            sup = weights[self.args.sup_where][self.args.sup_layer - 1][:, self.args.sup_head]
+            w = weights[self.args.sup_where][self.args.sup_layer - 1]
+            sup = None if w is None else w[:, self.args.sup_head]
         return logits, {"context_mask": ~cpad, "sup_attn": sup}
 
     def update_ema(self):

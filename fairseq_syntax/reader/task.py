@@ -88,6 +88,7 @@ class LambadaReaderTask(RecordsDictionaries, FairseqTask):
             raise ValueError(f"--signals {' '.join(self.signals)} needs a self-attention layer to supervise: use "
                              "--arch bidaf_sa_early, bidaf_sa_late or bidaf_sa_both")
         model.restrict_to_sentence = "DepParse" in self.signals
+        model.attention_supervised = bool(self.signals)  # else no head's weights are read (a GPU skips them)
         return model
 
     def optimizer_step(self, optimizer, model, update_num):
