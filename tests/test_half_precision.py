@@ -6,6 +6,7 @@ training step of a tiny model with ``model.half()`` on a batch of the hand-worke
 other tests use, and asks for a finite loss and finite gradients.
 """
 import argparse
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -199,3 +200,20 @@ def test_half_precision_masking_does_not_overflow():
     x = mask_scores(torch.zeros(2, 3, dtype=torch.half), torch.tensor([[True, False, True], [True, True, True]]))
     p = x.softmax(-1)
     assert p[0].tolist() == [0.0, 1.0, 0.0] and torch.isfinite(p[1]).all()
+
+
+@pytest.mark.slow
+def test_fairseq_train_takes_bf16_without_a_tpu(prepared, user_dir, tmp_path):
+    """fairseq 0.12's --bf16 implies --tpu and fails in the Trainer (get_tpu_device); with the plugin it trains
+    in bf16 on this machine's device: here 2 updates on the CPU, with a finite loss."""
+    from .conftest import BIN, run
+
+    out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, "--task",
+               "syntax_guided_translation", "-s", "en", "-t", "de", "--arch", "transformer_sla_small",
+               "--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-4", "--criterion", "cross_entropy",
+               "--max-tokens", "1500", "--max-update", "2", "--bf16", "--cpu", "--no-save", "--log-format", "simple",
+               "--log-interval", "1", "--no-progress-bar"], cwd=str(tmp_path))
+    text = out.stdout + out.stderr
+    assert "not on a TPU" in text and "done training" in text
+    losses = [float(line.split("| loss ")[1].split()[0]) for line in text.splitlines() if "| loss " in line]
+    assert losses and all(math.isfinite(x) for x in losses)

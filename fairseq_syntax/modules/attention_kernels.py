@@ -67,7 +67,22 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return out.masked_fill_(~allowed, float("-inf"))
 
 
+_forced: Optional[bool] = None
+
+
 def fused_path(x: torch.Tensor) -> bool:
     """Whether the layers take the fused-kernel path: on a GPU. The CPU keeps the paths its ratios were measured
     with (a hand-written softmax pair for SLA, ``read_rows`` for SG-Net)."""
-    return x.device.type == "cuda"
+    return x.device.type == "cuda" if _forced is None else _forced
+
+
+@contextlib.contextmanager
+def forced_path(fused: bool):
+    """Within the block every layer takes the fused path, or the reference one, whatever the device: the GPU
+    benchmark compares the two there before it times anything (benchmarks/gpu_matrix.py)."""
+    global _forced
+    saved, _forced = _forced, fused
+    try:
+        yield
+    finally:
+        _forced = saved

@@ -2,7 +2,7 @@
 from ..versions import check_fairseq
 
 check_fairseq()  # before any fairseq import below: one clear message on an old fairseq
-from .. import checkpoint_compat  # noqa: F401  (allow-list fairseq checkpoint contents for torch.load)
+from .. import bf16_on_gpu, checkpoint_compat  # noqa: F401  (bf16 off TPUs; allow-list checkpoint contents)
 from ..quick import apply_quick_mode
 
 apply_quick_mode()  # FAIRSEQ_SYNTAX_QUICK: the README's commands as a smoke test (fairseq_syntax/quick.py)
