@@ -451,6 +451,13 @@ flag_keys() {
   done
 }
 
+# no_quick_study [WHY]: a study's reproduce script refuses FAIRSEQ_SYNTAX_QUICK (fairseq_syntax/quick.py), whose
+# trainings stop after 2 updates yet end "done training" and are scored as if of the table's budget
+no_quick_study() {
+  [ -z "${FAIRSEQ_SYNTAX_QUICK:-}" ] || [ "$FAIRSEQ_SYNTAX_QUICK" = 0 ] || die "FAIRSEQ_SYNTAX_QUICK is set (the \
+README's quick try: 2 updates a training); a study's runs are never trained so: unset it (unset FAIRSEQ_SYNTAX_QUICK)"
+}
+
 # console_scripts: where fairseq and this package are not installed (a lent GPU with fairseq on PYTHONPATH,
 # ../shared/tools/device-fairseq.sh), wrappers for their console scripts and for `python` go first on PATH
 # (work/console-scripts, from scripts/console_scripts.py) and this checkout onto PYTHONPATH; a no-op elsewhere

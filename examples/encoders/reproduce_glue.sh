@@ -37,6 +37,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+no_quick_study
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 [ -z "${GLUE_DIR:-}" ] || GLUE_DIR=$(from_caller "$GLUE_DIR")  # as named from the caller's folder
 cd "$ROOT"

@@ -74,6 +74,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+[ "$MODE" = status ] || no_quick_study
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 [ -z "${CONLL2003_DIR:-}" ] || CONLL2003_DIR=$(from_caller "$CONLL2003_DIR")  # as named from the caller's folder
 [ -z "${GLUE_DIR:-}" ] || GLUE_DIR=$(from_caller "$GLUE_DIR")  # as named from the caller's folder

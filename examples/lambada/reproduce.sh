@@ -80,6 +80,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+[ "$STATUS" = 1 ] || no_quick_study
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 # numbers are checked as numbers before bash computes with any (an arithmetic expansion would run a $(...))
 need_int --updates "$UPDATES" 10; need_int --warmup "$WARMUP"; need_int --batch-size "$BSZ" 1

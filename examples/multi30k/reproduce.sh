@@ -68,6 +68,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+[ "$SUMMARY" = status ] || no_quick_study
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 need_int --jobs "$JOBS" 1; need_int --patience "$PATIENCE"; need_int --max-update "$MAX_UPDATE" 1; need_int --max-len-b "$MAX_LEN_B" 1
 [[ $MIN_DELTA =~ ^([0-9]+([.][0-9]*)?|[.][0-9]+)$ ]] || die "--min-delta takes a validation-loss difference, got '$MIN_DELTA'"

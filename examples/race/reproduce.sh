@@ -77,6 +77,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
+no_quick_study
 export PATH="$ROOT/.venv/bin:$PATH" PYTHONWARNINGS=ignore
 console_scripts
 cd "$ROOT"

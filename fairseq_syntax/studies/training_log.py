@@ -9,6 +9,7 @@ import datetime
 import os
 import re
 
+from fairseq_syntax.quick import BANNER as QUICK_BANNER
 from fairseq_syntax.studies.result_files import text_stream
 
 GPU_RE = re.compile(r"capabilities = .*; name = (.+?)\s*$")  # fairseq's CUDA environment, rank 0 first
@@ -38,13 +39,17 @@ def precision(common: dict[str, str]) -> str:
 
 def training_setup(log: str) -> dict | None:
     """``{"precision", "device", "processes", "starts"}`` from every start logged in ``log`` (None when there is no
-    log, or it has no fairseq config, as hand-written test logs). Raises ValueError naming the log and line when a
-    resume changed the precision."""
+    log, or it has no fairseq config, as hand-written test logs), and ``"quick"``: the line of a start made under
+    FAIRSEQ_SYNTAX_QUICK (2 updates of 2 examples; fairseq_syntax/quick.py), where there is one. Raises ValueError
+    naming the log and line when a resume changed the precision."""
     starts: list[dict] = []
+    quick = None
     if not os.path.exists(log):
         return None
     with open_log(log) as fh:
         for n, line in enumerate(fh, 1):
+            if QUICK_BANNER in line:
+                quick = quick or n
             if is_start(line):
                 common = dict(re.findall(r"'(\w+)': (True|False)", line.split("'common': {", 1)[1].split("}", 1)[0]))
                 starts.append({"line": n, "precision": precision(common), "device": "CPU", "processes": 1})
@@ -61,12 +66,19 @@ def training_setup(log: str) -> dict | None:
                              f"{first['precision']} (line {first['line']}); train it again from the start")
     devices = list(dict.fromkeys(s["device"] for s in starts))
     return {"precision": first["precision"], "device": ", then ".join(devices),
-            "processes": max(s["processes"] for s in starts), "starts": len(starts)}
+            "processes": max(s["processes"] for s in starts), "starts": len(starts),
+            **({"quick": quick} if quick else {})}
 
 
 def one_setup(setups: dict[str, dict | None], where: str) -> str | None:
-    """The precision shared by the runs of one table, in words (``fp32 on CPU``); ValueError when they differ."""
+    """The precision shared by the runs of one table, in words (``fp32 on CPU``); ValueError when they differ, or
+    when a run was trained in quick mode (a smoke test that ends "done training" after 2 updates)."""
     known = {name: s for name, s in setups.items() if s}
+    quick = sorted(f"{name} (its log's line {s['quick']})" for name, s in known.items() if s.get("quick"))
+    if quick:
+        raise ValueError(f"{where}: {', '.join(quick)}: trained with FAIRSEQ_SYNTAX_QUICK set (2 updates of 2 "
+                         "examples), not a run of this table; remove its files (or unset the variable and train it "
+                         "again)")
     by_precision: dict[str, list[str]] = {}
     for name, s in known.items():
         by_precision.setdefault(s["precision"], []).append(name)

@@ -1,0 +1,52 @@
+"""FAIRSEQ_SYNTAX_QUICK (the README's quick try: 2 updates a training) never reaches a study's table: every
+reproduce script refuses to run under it, before anything trains, and a run trained under it is refused by the
+summaries, named, wherever it lies."""
+import gzip
+import json
+
+import pytest
+
+from .conftest import ROOT, run, study_script
+from .test_early_stopping import config_line, write_converged_run
+
+SCRIPTS = ["examples/lambada/reproduce.sh", "examples/multi30k/reproduce.sh", "examples/race/reproduce.sh",
+           "examples/encoders/reproduce_sla_table.sh", "examples/encoders/reproduce_glue.sh"]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_reproduce_script_refuses_quick_mode_before_any_work(script, tmp_path):
+    out = tmp_path / "out"
+    proc = run(["bash", str(ROOT / script), "--out", str(out)], env={"FAIRSEQ_SYNTAX_QUICK": "1"}, check=False,
+               cwd=tmp_path, timeout=120)
+    assert proc.returncode != 0
+    assert "FAIRSEQ_SYNTAX_QUICK is set" in proc.stderr and "unset FAIRSEQ_SYNTAX_QUICK" in proc.stderr
+    assert not out.exists()
+
+
+def test_a_run_trained_in_quick_mode_is_refused_by_the_summary_naming_it(tmp_path):
+    """A converged-looking LAMBADA run whose log holds the quick-mode line: the summary stops and names it."""
+    summarize = study_script("examples/lambada/summarize.py").main
+    for seed in (1, 2):
+        write_converged_run(tmp_path, f"converged_sa_early_seed{seed}", 1500, 36.0 + seed)
+    log = tmp_path / "converged_sa_early_seed2.train.log.gz"
+    text = gzip.decompress(log.read_bytes()).decode()
+    banner = ("[fairseq_syntax] FAIRSEQ_SYNTAX_QUICK is set: this training stops after 2 updates of at most 2 "
+              "examples, on the CPU\n")
+    log.write_bytes(gzip.compress((banner + text).encode()))
+    with pytest.raises(SystemExit) as e:
+        summarize(["--results", str(tmp_path)])
+    assert e.value.code == 1
+    assert not (tmp_path / "summary.json").exists()
+
+
+def test_the_training_setup_marks_quick_mode(tmp_path):
+    from fairseq_syntax.studies.training_log import one_setup, training_setup
+
+    log = tmp_path / "a.train.log"
+    log.write_text("[fairseq_syntax] FAIRSEQ_SYNTAX_QUICK is set: this training stops after 2 updates\n" + config_line())
+    plain = tmp_path / "b.train.log"
+    plain.write_text(config_line())
+    assert training_setup(str(log))["quick"] == 1 and "quick" not in training_setup(str(plain))
+    with pytest.raises(ValueError, match=r"run a \(its log's line 1\): trained with FAIRSEQ_SYNTAX_QUICK"):
+        one_setup({"run a": training_setup(str(log)), "run b": training_setup(str(plain))}, "results/x")
+    assert json.dumps(training_setup(str(plain)))
