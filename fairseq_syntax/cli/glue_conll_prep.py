@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from ..atomic import atomic_path
+from ..column_files import column_rows
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_word_starts
 from ..text_io import text_lines
@@ -46,21 +47,21 @@ GLUE_COLUMNS = {"CoLA": 4}
 
 
 def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], label: int | None,
-            classes: tuple[str, ...] | None = None, columns_expected: int | None = None) -> int:
-    """Write ``{out_prefix}.input0`` (``.input1``) and ``.label`` from a GLUE-style TSV. A line with another
-    column count than the header's (or ``columns_expected``), or a label outside ``classes``, is an error
-    naming the line: a stray tab would otherwise shift or cut the text silently."""
+            classes: tuple[str, ...] | None = None, columns_expected: int | None = None,
+            regression: bool = False) -> int:
+    """Write ``{out_prefix}.input0`` (``.input1``) and ``.label`` from a GLUE-style TSV, read by
+    column_files.column_rows: one column count per file (the header's, or ``columns_expected``), the header
+    checked, not assumed (a headerless SST-2 file lost its first example), a label outside ``classes`` named."""
     columns: list[list[str]] = [[] for _ in inputs]
     labels: list[str] = []
     need = max(list(inputs) + ([label] if label is not None and label >= 0 else []))
-    for n, line in enumerate(text_lines(tsv), 1):
-        cells = line.rstrip("\r\n").split("\t")
+    for row in column_rows(tsv, "\t", columns_expected, "the task's GLUE columns"):
+        cells, n = row.cells, row.line
+        if not cells:
+            raise ValueError(f"{tsv}:{n}: an empty line (a GLUE TSV has one example a line)")
         if header and n == 1:
-            columns_expected = len(cells)
+            check_header(tsv, cells, label, classes, regression)
             continue
-        if columns_expected is not None and len(cells) != columns_expected:
-            raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, expected {columns_expected} "
-                             "(a tab inside the text?)")
         if len(cells) <= need:
             raise ValueError(f"{tsv}:{n}: {len(cells)} tab-separated columns, need at least {need + 1}")
         for k, col in enumerate(inputs):
@@ -86,6 +87,26 @@ def extract(tsv: str, out_prefix: str, header: bool, inputs: tuple[int, ...], la
     return len(columns[0])
 
 
+def check_header(tsv: str, cells: list[str], label: int | None, classes, regression: bool) -> None:
+    """Line 1 of a file that has a header must not read as an example: a label cell holding one of the task's
+    classes (or, for regression, a number) is an example whose header is missing."""
+    if label is None or not cells:
+        value = cells[0].strip() if cells else ""
+        looks = value.isdigit()  # GLUE's test files start "index\t...", their examples with a number
+    else:
+        value = cells[label].strip() if -len(cells) <= label < len(cells) else ""
+        looks = value in classes if classes else False
+        if regression:
+            try:
+                float(value)
+                looks = True
+            except ValueError:
+                looks = False
+    if looks:
+        raise ValueError(f"{tsv}:1: this task's files start with a header line, but line 1 reads as an example "
+                         f"({value!r} where the header names its column); add the header (GLUE's own files have it)")
+
+
 def label_dict(label_files: list[str], output: str, classes: tuple[str, ...] | None = None) -> int:
     """A fairseq dictionary of the labels of every split (or of ``classes``, counted over every split), so
     that a label seen only in dev, or a class a training slice lacks, still has an index."""
@@ -105,9 +126,14 @@ def label_dict(label_files: list[str], output: str, classes: tuple[str, ...] | N
     return len(order)
 
 
-def extract_conll(path: str, out_prefix: str, tag_column: int = -1) -> int:
+CONLL_COLUMNS = "token POS chunk NER"
+
+
+def extract_conll(path: str, out_prefix: str, tag_column: int = -1, columns: int | None = 4) -> int:
     """CoNLL-2003 (token POS chunk NER, blank line between sentences, -DOCSTART- documents) ->
-    ``{out_prefix}.words`` (the corpus tokens, which the parser keeps) and ``.label`` (one tag per token)."""
+    ``{out_prefix}.words`` (the corpus tokens, which the parser keeps) and ``.label`` (one tag per token).
+    Read by column_files.column_rows with ``columns`` per line (None: the first line's count), so a chunking
+    file's 3 columns, or a line cut after its chunk tag, are named rather than read as tags like ``I-NP``."""
     words_out, tags_out = [], []
     words, tags = [], []
 
@@ -118,19 +144,17 @@ def extract_conll(path: str, out_prefix: str, tag_column: int = -1) -> int:
             words.clear()
             tags.clear()
 
-    for n, line in enumerate(text_lines(path), 1):
-        cells = line.split()
-        if not cells:
-            flush()
-            continue
-        if cells[0] == "-DOCSTART-":
+    hint = CONLL_COLUMNS if columns == 4 else ""
+    for row in column_rows(path, None, columns, hint):
+        cells, n = row.cells, row.line
+        if not cells or cells[0] == "-DOCSTART-":
             flush()
             continue
         if len(cells) < 2:
-            raise ValueError(f"{path}:{n}: expected a token and its tags, got {line.strip()!r}")
+            raise ValueError(f"{path}:{n}: expected a token and its tags, got {' '.join(cells)!r}")
         tag = cells[tag_column]
         if tag != "O" and (len(tag) < 3 or tag[1] != "-" or tag[0] not in "BIES"):
-            raise ValueError(f"{path}:{n}: {tag!r} is not an IOB/IOBES tag")
+            raise ValueError(f"{path}:{n}: {tag!r} is not an NER tag (O, or B-, I-, E-, S- and a type)")
         words.append(cells[0])
         tags.append(tag)
     flush()
@@ -197,6 +221,8 @@ def main(argv=None) -> int:
     c.add_argument("input")
     c.add_argument("--out-prefix", required=True)
     c.add_argument("--tag-column", type=int, default=-1, help="0-based column of the tag (default: last)")
+    c.add_argument("--columns", type=int, default=4, help="columns a line has (default 4: token POS chunk NER); "
+                   "0: as many as the file's first line")
     w = sub.add_parser("words", help="BERT's basic word split (cased), one sentence a line")
     w.add_argument("input")
     w.add_argument("-o", "--output", required=True)
@@ -214,9 +240,9 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "extract":
             check_outputs([f"{args.out_prefix}.label"], [args.tsv])
-            classes, expected = None, None
+            classes, expected, regression = None, None, False
             if args.task:
-                header, inputs, label, _ = GLUE_TASKS[args.task]
+                header, inputs, label, regression = GLUE_TASKS[args.task]
                 classes, expected = GLUE_CLASSES.get(args.task), GLUE_COLUMNS.get(args.task)
             else:
                 if not args.input_columns:
@@ -224,7 +250,7 @@ def main(argv=None) -> int:
                 header, label = args.header, args.label_column
                 inputs = tuple(int(x) for x in args.input_columns.split(","))
             n = extract(args.tsv, args.out_prefix, header, inputs, None if args.no_label else label, classes,
-                        expected)
+                        expected, regression)
             print(f"extracted {n} examples -> {args.out_prefix}.*", file=sys.stderr)
         elif args.cmd == "label-dict":
             check_outputs([args.output], args.labels)
@@ -232,7 +258,9 @@ def main(argv=None) -> int:
             print(f"{n} labels -> {args.output}", file=sys.stderr)
         elif args.cmd == "conll":
             check_outputs([f"{args.out_prefix}.words", f"{args.out_prefix}.label"], [args.input])
-            n = extract_conll(args.input, args.out_prefix, args.tag_column)
+            if args.columns < 0:
+                p.error(f"--columns must be 0 or more, got {args.columns}")
+            n = extract_conll(args.input, args.out_prefix, args.tag_column, args.columns or None)
             print(f"extracted {n} sentences -> {args.out_prefix}.words/.label", file=sys.stderr)
         elif args.cmd == "words":
             check_outputs([args.output], [args.input])
