@@ -57,7 +57,8 @@ def test_a_results_file_without_what_the_summary_reads_is_named(tmp_path):
     (lambda e: e.pop("metric"), "an incomplete results file: no metric"),
     (lambda e: e.update(task="SST-2"), "holds SST-2 sla seed 1 scored by mcc, not the run its name says"),
     (lambda e: e.update(mcc="31.35"), "its mcc is '31.35', not a number"),
-    (lambda e: e.update(mcc=float("nan")), "holds NaN, which JSON does not allow (a diverged run?)")])
+    (lambda e: e.update(mcc=float("nan")), "holds NaN, which JSON does not allow (a diverged run?)"),
+    (lambda e: e.update(mcc=250.0), "its mcc is 250.0, outside a percentage's range")])
 def test_the_table_summary_names_a_results_file_that_is_not_its_run(tmp_path, capsys, edit, says):
     """A hand-edited or misnamed eval.json stops the summary with its name and what is wrong, never a KeyError or a
     run filed under another task's column."""
@@ -143,3 +144,23 @@ def test_the_multi30k_summary_names_a_missing_folder(tmp_path, capsys):
             main(["--results", str(args[0]), "--data", str(args[1])])
         assert stop.value.code == 1 and says in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_a_number_too_large_for_a_float_is_named_not_read_as_infinity(tmp_path):
+    path = tmp_path / "x.eval.json"
+    path.write_text('{"f1": 1e999}')
+    with pytest.raises(ValueError, match=r"x.eval.json: holds 1e999, which JSON does not allow"):
+        read_json(path)
+    path.write_text('{"correct": true, "f1": 1e999}\n')
+    with pytest.raises(ValueError, match=r"x.eval.json: line 1: holds 1e999"):
+        read_jsonl(path)
+
+
+def test_the_lambada_summary_names_an_accuracy_outside_a_percentage(tmp_path, capsys):
+    from .test_early_stopping import write_converged_run
+
+    write_converged_run(tmp_path, "converged_sa_early_seed1", 1500, 250.0)
+    with pytest.raises(SystemExit) as stop:
+        study_script("examples/lambada/summarize.py").main(["--results", str(tmp_path)])
+    assert stop.value.code == 1 and "converged_sa_early_seed1.eval.json: its all accuracy is 250.0" in \
+        capsys.readouterr().err

@@ -23,7 +23,7 @@ import numpy as np
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
-from fairseq_syntax.studies.result_files import read_json, read_jsonl
+from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm, matthews,
                                                     mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
                                                     signed, significant, welch_interval)
@@ -111,8 +111,7 @@ def summarize(results: Path, n_boot: int) -> dict:
         if name != f"{e['task']}_{e['system']}_seed{e['seed']}" or METRIC.get(e["task"]) != e["metric"]:
             raise ValueError(f"{ev}: holds {e['task']} {e['system']} seed {e['seed']} scored by {e['metric']}, "
                              "not the run its name says")
-        if not isinstance(e.get(e["metric"]), (int, float)) or isinstance(e[e["metric"]], bool):
-            raise ValueError(f"{ev}: its {e['metric']} is {e.get(e['metric'])!r}, not a number")
+        percent(ev, e.get(e["metric"]), e["metric"])
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
         setup = training_setup(str(log)) if log.exists() else None

@@ -32,7 +32,7 @@ from pathlib import Path
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
-from fairseq_syntax.studies.result_files import read_json, read_jsonl
+from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
                                                     signed, significant, welch_interval)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
@@ -429,6 +429,10 @@ def main(argv=None) -> int:
     res = Path(a.results)
     try:
         runs = {f.name[: -len(".eval.json")]: read_json(f, ROWS) for f in sorted(res.glob("*.eval.json"))}
+        for name, r in runs.items():
+            for k in ROWS:
+                percent(res / f"{name}.eval.json", r[k].get("accuracy") if isinstance(r[k], dict) else r[k],
+                        f"{k} accuracy")
         pred_rows = {name: read_jsonl(res / f"{name}.pred.jsonl.gz") for name in runs
                      if (res / f"{name}.pred.jsonl.gz").exists()}
         preds = {name: [r["correct"] for r in rows] for name, rows in pred_rows.items()}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
-from fairseq_syntax.studies.result_files import read_json, read_jsonl
+from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
 ORDER = ["baseline", "sgnet", "sgnet_alone", "sgnet_nomask", "sgnet_random_trees", "sgnet_2layers",
@@ -49,6 +49,8 @@ def load_runs(results: Path, tag: str) -> dict:
         if not m or (not tag and m.group(1) not in ORDER):
             continue
         r = read_json(path, SETUP + LEVELS)
+        for level in LEVELS:
+            percent(path, r[level].get("accuracy") if isinstance(r[level], dict) else r[level], f"{level} accuracy")
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
         r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
         runs.setdefault(m.group(1), {})[int(m.group(2))] = r

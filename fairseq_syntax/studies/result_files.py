@@ -38,11 +38,29 @@ def _refuse_constant(name):
     raise _Constant(name)
 
 
+def _finite_float(text):
+    """A number too large for a float (``1e999``) reads as infinity: refused as NaN and Infinity are."""
+    value = float(text)
+    if value != value or value in (float("inf"), float("-inf")):
+        raise _Constant(text)
+    return value
+
+
+def percent(path, value, what: str) -> float:
+    """A score in percent (F1, accuracy, MCC ×100, BLEU) as a summary takes it: a number in [-100, 100], else a
+    ValueError naming the file (an F1 of 250 would be averaged into a table)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{path}: its {what} is {value!r}, not a number")
+    if not -100 <= value <= 100:
+        raise ValueError(f"{path}: its {what} is {value}, outside a percentage's range")
+    return value
+
+
 def read_json(path, fields=()):
     """One JSON document; ValueError naming the file and line when it is not, and, given ``fields``, naming those
     a results file lacks (a summary would otherwise stop on a KeyError that names no file)."""
     try:
-        obj = json.loads(read_text(path), parse_constant=_refuse_constant)
+        obj = json.loads(read_text(path), parse_constant=_refuse_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: line {e.lineno}: not valid JSON ({e.msg})") from None
     except _Constant as e:
@@ -63,7 +81,7 @@ def read_jsonl(path) -> list:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line, parse_constant=_refuse_constant))
+            rows.append(json.loads(line, parse_constant=_refuse_constant, parse_float=_finite_float))
         except json.JSONDecodeError as e:
             raise ValueError(f"{path}: line {n}: not valid JSON ({e.msg})") from None
         except _Constant as e:
