@@ -45,18 +45,23 @@ except ValueError as e:
     sys.exit(f"error: --readme {e}")' "$1" "$2"
 }
 
-# need_int OPTION VALUE [MIN]: VALUE is a whole number of at least MIN (default 0)
+# need_int OPTION VALUE [MIN]: VALUE is a whole number of at least MIN (default 0), written as bash and the run
+# names write it: no leading zero ("01" named a second seed 1), at most 18 digits (bash's test overflows past them)
 need_int() {
-  [[ $2 =~ ^[0-9]+$ ]] || die "$1 takes a whole number, got '$2'"
+  [[ $2 =~ ^(0|[1-9][0-9]{0,17})$ ]] || die "$1 takes a whole number, got '$2' (digits, no leading zero, at most 18)"
   [ "$2" -ge "${3:-0}" ] || die "$1 must be at least ${3:-0}, got $2"
 }
 
-# need_ints OPTION "N N ...": each of a list of numbers (--seeds "1 2 3") is a whole number
+# need_ints OPTION "N N ...": each of a list of numbers (--seeds "1 2 3") is a whole number, none given twice
 need_ints() {
-  local v vals
+  local v vals seen=" "
   read -r -a vals <<< "$2"  # split on blanks, never globbed
   [ ${#vals[@]} -gt 0 ] || die "$1 needs at least one number"
-  for v in "${vals[@]}"; do need_int "$1" "$v"; done
+  for v in "${vals[@]}"; do
+    need_int "$1" "$v"
+    [[ $seen != *" $v "* ]] || die "$1 gives $v twice"
+    seen+="$v "
+  done
 }
 
 # need_parser VALUE: --parser names a parser fairseq-syntax-parse has, checked before any stage runs

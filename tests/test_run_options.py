@@ -158,3 +158,14 @@ def test_a_number_option_is_never_computed_with_before_it_is_checked(tmp_path):
     proc = run(["bash", str(ROOT / "examples/multi30k/reproduce.sh"), "--runs", f"sgnet:{evil}"], check=False)
     assert proc.returncode == 1 and "the seed of sgnet:" in proc.stderr and not mark.exists()
 
+
+
+def test_a_seed_is_named_one_way_only(tmp_path):
+    """--seeds 01 trained seed 1 again as _seed01, after which every summary of the folder failed; a 20-digit seed
+    printed a bash error before the refusal; a seed given twice would train into one run twice."""
+    for seeds, says in (("01", "got '01' (digits, no leading zero"), ("1 " + "9" * 20, "got '" + "9" * 20 + "'"),
+                        ("1 2 1", "--seeds gives 1 twice")):
+        proc = run(["bash", str(ROOT / "examples/lambada/reproduce.sh"), "--seeds", seeds, "--out",
+                    str(tmp_path / "out")], check=False)
+        assert proc.returncode == 1 and says in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1 and not (tmp_path / "out").exists()
