@@ -5,7 +5,7 @@ import argparse
 import re
 
 
-def _int_at_least(low: int):
+def int_at_least(low: int):
     def parse(value: str) -> int:
         try:
             n = int(value)
@@ -19,8 +19,8 @@ def _int_at_least(low: int):
     return parse
 
 
-non_negative_int = _int_at_least(0)
-positive_int = _int_at_least(1)
+non_negative_int = int_at_least(0)
+positive_int = int_at_least(1)
 
 
 def _name_in_file_names(what: str, like: str):

@@ -164,3 +164,11 @@ def test_the_lambada_summary_names_an_accuracy_outside_a_percentage(tmp_path, ca
         study_script("examples/lambada/summarize.py").main(["--results", str(tmp_path)])
     assert stop.value.code == 1 and "converged_sa_early_seed1.eval.json: its all accuracy is 250.0" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script", ["examples/encoders/summarize_sla_table.py", "examples/multi30k/summarize.py"])
+def test_a_bootstrap_of_no_resamples_is_refused_where_it_enters(tmp_path, capsys, script):
+    """--bootstrap 0 printed p = 1.000 for every paired test."""
+    with pytest.raises(SystemExit) as stop:
+        study_script(script).main(["--results", str(tmp_path), "--bootstrap", "0"])
+    assert stop.value.code == 2 and "--bootstrap: must be at least 10, got 0" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fairseq_syntax.arg_types import int_at_least
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
@@ -414,7 +415,8 @@ def main(argv=None) -> int:
     p.add_argument("--readme", type=Path, default=None, help="also write the table into this file's sla-table-summary block")
     p.add_argument("--planned", nargs="+", default=None, metavar="TASK_SYSTEM_seedN",
                    help="the runs the reproduction plans (CoLA_sla_seed1 ...): the summary says how many are finished")
-    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--bootstrap", type=int_at_least(10), default=1000, help="paired bootstrap resamples (at least 10; "
+                   "p cannot fall below 1/N)")
     a = p.parse_args(argv)
     exit_unless_block(p, a.readme, "sla-table-summary")  # answered before any work, not after it
     if not a.results.is_dir():

@@ -26,6 +26,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from fairseq_syntax.arg_types import int_at_least
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
@@ -265,7 +266,8 @@ def main(argv=None) -> int:
     p.add_argument("--patience", type=int, default=5)
     p.add_argument("--min-delta", type=float, default=0.01)
     p.add_argument("--max-update", type=int, default=8000)
-    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--bootstrap", type=int_at_least(10), default=1000, help="paired bootstrap resamples (at least 10; "
+                   "p cannot fall below 1/N)")
     p.add_argument("--planned", default=None, help='the runs planned, "SYSTEM:SEED ...": the table says which are missing')
     p.add_argument("--readme", type=Path, default=None,
                    help="also write the table into this file's multi30k-summary block (examples/multi30k/README.md)")
