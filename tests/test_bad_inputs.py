@@ -136,3 +136,14 @@ def test_provenance_needs_one_parser_for_every_split(tokenized, tmp_path):
     (tmp_path / "valid.en.conllu.provenance.json").unlink()
     one_line_error(run([BIN / "fairseq-syntax-provenance", "--destdir", dest, "--parses", a, b, "-s", "en"],
                        check=False), "valid.en.conllu: no record of its input and parser")
+
+
+def test_a_missing_side_file_names_the_script_of_its_corpus(tmp_path):
+    """The missing-random-trees hint for CoNLL-2003 named multi30k.sh."""
+    from fairseq_syntax.data.heads_io import load_heads
+
+    with pytest.raises(FileNotFoundError, match=r"train.randheads.bin/.idx: missing syntax side file; the random-tree "
+                                                r"control: prepare it with data-prep/conll2003.sh --random-trees SEED"):
+        load_heads(str(tmp_path / "train.randheads"), "data-prep/conll2003.sh")
+    with pytest.raises(FileNotFoundError, match=r"write it with data-prep/glue.sh \(or fairseq-syntax-binarize-heads\)"):
+        load_heads(str(tmp_path / "train.heads"), "data-prep/glue.sh")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from contextlib import ExitStack
 
 import numpy as np
@@ -22,20 +23,21 @@ def text_prefix(data_dir: str, split: str, src: str, tgt: str) -> str:
     return os.path.join(data_dir, f"{split}.{src}-{tgt}.{src}")
 
 
-def load_heads(prefix: str):
+def load_heads(prefix: str, prep: str = "data-prep/multi30k.sh or wmt14.sh"):
+    """``prep``: the data-prep script of the task's corpora, which the hint for a missing side file names."""
     from fairseq.data import indexed_dataset
 
     from .packed import open_indexed
 
     if not indexed_dataset.MMapIndexedDataset.exists(prefix):
-        raise FileNotFoundError(
-            f"{prefix}.bin/.idx: missing syntax side file; write it with fairseq-syntax-binarize-heads "
-            "(see data-prep/multi30k.sh)"
-        )
+        how = (f"the random-tree control: prepare it with {prep} --random-trees SEED" if re.search(r"rand\w*$", prefix)
+               else f"write it with {prep} (or fairseq-syntax-binarize-heads)")
+        raise FileNotFoundError(f"{prefix}.bin/.idx: missing syntax side file; {how}")
     return open_indexed(prefix)
 
 
-def load_tokens_and_heads(prefix: str, dictionary, suffix: str = HEADS_SUFFIX, combine: bool = False):
+def load_tokens_and_heads(prefix: str, dictionary, suffix: str = HEADS_SUFFIX, combine: bool = False,
+                          prep: str = "its data-prep script"):
     """The binarized text at ``prefix`` and its heads side file ``prefix.suffix``, checked against each other
     ((None, None) where there is no text: an optional input such as a GLUE task's ``input1``)."""
     from fairseq.data import data_utils
@@ -45,7 +47,7 @@ def load_tokens_and_heads(prefix: str, dictionary, suffix: str = HEADS_SUFFIX, c
     tokens = checked_indexed(data_utils.load_indexed_dataset(prefix, dictionary, combine=combine))
     if tokens is None:
         return None, None
-    heads = load_heads(f"{prefix}.{suffix}")
+    heads = load_heads(f"{prefix}.{suffix}", prep)
     check_sizes(heads.sizes, tokens.sizes, f"{prefix}.{suffix}.bin", prefix + ".bin")
     return tokens, heads
 

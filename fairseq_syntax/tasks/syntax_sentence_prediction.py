@@ -48,7 +48,7 @@ class SyntaxSentencePredictionTask(RecordsDictionaries, SentencePredictionTask):
 
     def _load_input(self, key, split, combine):
         return load_tokens_and_heads(os.path.join(self.cfg.data, key, split), self.source_dictionary,
-                                     self.cfg.heads_suffix, combine)
+                                     self.cfg.heads_suffix, combine, prep="data-prep/glue.sh")
 
     def load_dataset(self, split, combine=False, **kwargs):
         if self.cfg.d2v2_multi or self.cfg.add_prev_output_tokens:

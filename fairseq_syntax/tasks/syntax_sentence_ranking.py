@@ -62,7 +62,8 @@ class SyntaxSentenceRankingTask(RecordsDictionaries, SentenceRankingTask):
     def _load_input(self, k, split, combine):
         prefix = os.path.join(self.args.data, f"input{k}", split)
         tokens, heads = load_tokens_and_heads(prefix, self.source_dictionary,
-                                              getattr(self.args, "heads_suffix", HEADS_SUFFIX), combine)
+                                              getattr(self.args, "heads_suffix", HEADS_SUFFIX), combine,
+                                              prep="data-prep/race.sh")
         if tokens is None:
             raise FileNotFoundError(f"{prefix}.bin: not found (prepare with data-prep/race.sh)")
         return tokens, heads

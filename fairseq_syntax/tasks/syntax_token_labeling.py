@@ -71,7 +71,8 @@ class SyntaxTokenLabelingTask(RecordsDictionaries, FairseqTask):
 
     def load_dataset(self, split, combine=False, **kwargs):
         prefix = os.path.join(self.cfg.data, "input0", split)
-        tokens, heads = load_tokens_and_heads(prefix, self.dictionary, self.cfg.heads_suffix, combine)
+        tokens, heads = load_tokens_and_heads(prefix, self.dictionary, self.cfg.heads_suffix, combine,
+                                              prep="data-prep/conll2003.sh")
         if tokens is None:
             raise FileNotFoundError(f"{prefix}.bin: not found")
         heads_prefix = f"{prefix}.{self.cfg.heads_suffix}"
