@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On a GPU: fp16 training of every model family for a few hundred updates, then transformer-base throughput
+# On a GPU: fp16 (or --bf16) training of every model family for a few hundred updates, then transformer-base throughput
 # (SG-Net against vanilla) at --max-tokens 32768 with fairseq's default --num-workers. Prints one table.
 #
 #   bash benchmarks/gpu_check.sh --multi30k work/multi30k/bin [--cola work/glue/CoLA/bin] [--lambada work/lambada/bin]
 #                             [--race work/race/bin]
 #                             [--updates 300] [--speed-updates 150] [--speed-rounds 2] [--speed-max-tokens 32768]
-#                             [--out results/benchmarks/gpu_check.md] [--logs DIR] [--cpu] [--speed-only]
+#                             [--out results/benchmarks/gpu_check.md] [--logs DIR] [--cpu | --bf16] [--speed-only]
 #
 # Uses the fairseq-train on PATH (else a wrapper, data-prep/common.sh: console_scripts) and this checkout as
 # --user-dir (no install needed). A family whose data is not given is reported as not run. Each training must end
@@ -35,6 +35,7 @@ while [ $# -gt 0 ]; do
     --out) need_value "$@"; OUT=$2; shift 2 ;;
     --logs) need_value "$@"; LOGS=$2; shift 2 ;;
     --cpu) PREC=(--cpu); shift ;;
+    --bf16) PREC=(--bf16); shift ;;
     --speed-only) SPEED_ONLY=1; shift ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -55,7 +56,7 @@ LOGS=${LOGS:-$WORK/logs}
 mkdir -p "$LOGS"
 if [ "${PREC[0]}" = --cpu ]; then GPU=CPU; MODE="fp32 on the CPU (--cpu: a trial of the script, not a GPU check)"; else
   GPU=$(python -c "import torch; print(torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'no GPU')")
-  MODE=fp16
+  MODE=${PREC[0]#--}
 fi
 VERSIONS=$(python -c "import sys, torch, fairseq
 print(f'Python {sys.version.split()[0]}, torch {torch.__version__}, fairseq {fairseq.__version__}')")
