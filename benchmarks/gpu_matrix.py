@@ -340,8 +340,8 @@ def prepare(a) -> int:
                 "--out", str(out / name), "--parser", "spacy", "--workers", str(a.workers)]
         if name in ("conll2003", "glue", "race"):
             argv += ["--pretrained", str(minilm)]
-        if name == "glue":
-            argv[argv.index("--out") + 1] = str(out / "glue")
+        if name == "glue":  # glue.sh's --out is its task's folder
+            argv[argv.index("--out") + 1] = str(out / "glue" / "SST-2")
         print("[matrix] " + " ".join(argv), flush=True)
         subprocess.run(argv, check=True, cwd=ROOT)
     return 0

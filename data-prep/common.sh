@@ -106,8 +106,29 @@ lock_out() {
   fi
   : > "$OUT/.lock"
   echo "pid $$, $(basename "$0"), started $(date '+%F %T')" >&9
+  claim_out
   owned_or_absent "$OUT/bin"  # a bin/ of the user's stops the run before any work, not after it
   owned_or_absent "$OUT/bin.tmp"
+}
+
+# claim_out: $OUT is new, or this corpus's (its .stamps/corpus names the script and, for GLUE, the task: $CORPUS).
+# A folder another corpus's script prepared, or one holding anything data-prep did not write, is refused before any
+# work: its bin/ would be replaced and its files (raw/train.words ...) overwritten
+claim_out() {
+  local corpus=${CORPUS:-$(basename "$0")} mark=$OUT/.stamps/corpus entry
+  if [ -f "$mark" ]; then
+    [ "$(cat "$mark")" = "$corpus" ] || die "$OUT was prepared by $(cat "$mark"), not $corpus; one folder holds one \
+corpus: give another --out"
+    return 0
+  fi
+  [ ! -d "$OUT/.stamps" ] || die "$OUT holds stage records that do not name their corpus (an older version's): \
+give another --out, or remove $OUT/.stamps to prepare $corpus there from the start"
+  for entry in "$OUT"/* "$OUT"/.[!.]* "$OUT"/..?*; do  # everything but the lock this run just took
+    { [ -e "$entry" ] || [ -L "$entry" ]; } && [ "$entry" != "$OUT/.lock" ] || continue
+    die "$entry exists and was not written by data-prep; nothing there is deleted or overwritten: move it away \
+or give another --out"
+  done
+  mkdir -p "$OUT/.stamps" && printf '%s\n' "$corpus" > "$mark"
 }
 unlock_out() { exec 9>&-; }
 

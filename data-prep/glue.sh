@@ -47,6 +47,7 @@ need_int --max-train "$MAX_TRAIN"
 need_int --max-eval "$MAX_EVAL"
 quick_slice MAX_TRAIN 160 MAX_EVAL 40
 OUT=${OUT:-work/glue/$TASK}
+CORPUS="glue.sh --task $TASK"  # one task's folder (claim_out)
 lock_out "$WAIT"
 BIN=$(find_venv_bin)
 export PATH="$BIN:$PATH"

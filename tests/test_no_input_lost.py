@@ -548,3 +548,52 @@ touch "{gate}.free"; wait $first
                          capture_output=True, text=True, timeout=60, env={"PATH": str(tools)})
     assert out.returncode == 1 and not out.stdout and "flock (util-linux) is not on PATH" in out.stderr, out.stderr
     assert "another process" not in out.stderr
+
+
+def conll_sh(out, minilm, check=False):
+    return run(["bash", str(ROOT / "data-prep/conll2003.sh"), "--conll-dir", str(SHARED_DATA / "conll2003"), "--out",
+                str(out), "--pretrained", str(minilm), "--parser", "spacy", "--workers", "1", "--max-train", "20",
+                "--max-eval", "10"], check=check, timeout=600)
+
+
+@pytest.mark.slow
+def test_a_prepared_folder_names_its_corpus(tmp_path, minilm_converted):
+    """conll2003.sh --out a folder glue.sh prepared redid every stage and replaced CoLA's bin/; a user's
+    raw/train.words inside a foreign --out was overwritten; a folder with older, unnamed records counted as any
+    script's own. Each is refused before any work, and nothing there changes."""
+    glue = tmp_path / "glue"
+    glue.mkdir()
+    (glue / ".stamps").mkdir()
+    (glue / ".stamps/corpus").write_text("glue.sh --task CoLA\n")  # as claim_out writes it (data-prep/common.sh)
+    (glue / "bin").mkdir()
+    (glue / "bin/dict.txt").write_text("theirs 1\n")
+    before = sorted(str(p.relative_to(glue)) for p in glue.rglob("*"))
+    one_line_error(conll_sh(glue, minilm_converted), f"{glue} was prepared by glue.sh --task CoLA, not conll2003.sh")
+    assert sorted(str(p.relative_to(glue)) for p in glue.rglob("*")) == sorted(before + [".lock"])
+    assert (glue / "bin/dict.txt").read_text() == "theirs 1\n" and not (glue / "raw").exists()
+
+    mine = tmp_path / "mine"
+    (mine / "raw").mkdir(parents=True)
+    (mine / "raw/train.words").write_text("my own words\n")
+    one_line_error(conll_sh(mine, minilm_converted), f"{mine}/raw exists and was not written by data-prep")
+    assert (mine / "raw/train.words").read_text() == "my own words\n" and not (mine / ".stamps").exists()
+
+    old = tmp_path / "old"
+    (old / ".stamps").mkdir(parents=True)
+    (old / ".stamps/extract").write_text("options: \n")
+    one_line_error(conll_sh(old, minilm_converted), "holds stage records that do not name their corpus")
+
+
+@pytest.mark.slow
+def test_a_glue_task_folder_is_that_tasks(tmp_path, minilm_converted):
+    """glue.sh --task SST-2 into CoLA's prepared folder is refused: one folder, one task."""
+    out = tmp_path / "cola"
+    prep = ["bash", str(ROOT / "data-prep/glue.sh"), "--glue-dir", str(SHARED_DATA / "glue"), "--out", str(out),
+            "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1", "--max-train", "16",
+            "--max-eval", "8"]
+    run([*prep, "--task", "CoLA"], timeout=600)
+    assert (out / ".stamps/corpus").read_text() == "glue.sh --task CoLA\n"
+    bin_before = {p.name: p.read_bytes() for p in (out / "bin").rglob("*") if p.is_file()}
+    one_line_error(run([*prep, "--task", "SST-2"], check=False, timeout=600),
+                   f"{out} was prepared by glue.sh --task CoLA, not glue.sh --task SST-2")
+    assert {p.name: p.read_bytes() for p in (out / "bin").rglob("*") if p.is_file()} == bin_before
