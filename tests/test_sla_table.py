@@ -407,10 +407,15 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
     first = json.loads(gzip.decompress((into / "CoNLL-2003_baseline_seed1.pred.jsonl.gz").read_bytes()).splitlines()[0])
     assert first["words"] and len(first["words"]) == len(first["gold"])  # the words travelled with the data
     assert e["split"] == "test" and e["max_update"] == 4 and (into / "summary.md").exists()
+    same = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here)
+    assert "0 files new in" in same.stderr  # the run is there, identical: nothing to do
     (into / "CoNLL-2003_baseline_seed1.eval.txt").write_text("mine\n")
-    again = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here)
-    assert "0 files new in" in again.stderr and "the archive's differs" in again.stderr
+    again = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here, check=False)
+    assert again.returncode == 1 and "CoNLL-2003_baseline_seed1 is in" in again.stderr
+    assert "eval.txt differs: a run is never changed" in again.stderr
     assert (into / "CoNLL-2003_baseline_seed1.eval.txt").read_text() == "mine\n"
+    typo = run(lease + ["back", str(out / "table1_lease.tgz"), "--in", str(into)], cwd=here, check=False)
+    assert typo.returncode == 1 and "back: unknown option --in" in typo.stderr
 
 
 def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_path):
@@ -434,9 +439,12 @@ def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_pa
     mixed = tmp_path / "mixed.tgz"
     log = gzip.compress(b"2026-12-04 06:52:43 | INFO | fairseq_cli.train | {'_name': None, 'common': {'_name': None, "
                         b"'fp16': True, 'amp': False}, 'dataset': {}}\n")
+    ev = json.dumps({"task": "CoLA", "system": "sla", "seed": 1, "metric": "mcc", "mcc": 31.0, "split": "valid",
+                     "max_update": 2400}).encode()
     with tarfile.open(mixed, "w:gz") as tar:
         for name, data in (("gpu-lease/table", b"results/encoders_table1\n"),
-                           ("gpu-lease/results/CoLA_sla_seed1.eval.json", b"{}"),
+                           ("gpu-lease/results/CoLA_sla_seed1.eval.json", ev),
+                           ("gpu-lease/results/CoLA_sla_seed1.pred.jsonl.gz", gzip.compress(b"{}\n")),
                            ("gpu-lease/results/CoLA_sla_seed1.train.log.gz", log)):
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -450,9 +458,8 @@ def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_pa
         t.type, t.linkname = tarfile.SYMTYPE, str(elsewhere / "CoLA_baseline_seed1.eval.json")
         tar.addfile(t)
     into = tmp_path / "into"
-    for tgz, why in ((linked, "holds no gpu-lease/results folder"), (cut, "a damaged or cut archive"),
-                     (mixed, "runs trained in another precision than results/encoders_table1's fp32: "
-                             "CoLA_sla_seed1.train.log.gz (fp16)"),
+    for tgz, why in ((linked, "holds a link or a path outside itself"), (cut, "a damaged or cut archive"),
+                     (mixed, "CoLA_sla_seed1: trained in fp16, not the table's fp32; nothing copied"),
                      (named, "its gpu-lease/table is a link")):
         out = run(["bash", str(ROOT / "examples/encoders/gpu_lease.sh"), "back", str(tgz), "--into", str(into)],
                   check=False)

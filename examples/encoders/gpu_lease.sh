@@ -12,7 +12,8 @@
 #            # stopped, into $OUT/table1_lease.tgz, all within SECONDS: give the call's timeout_s, less a few
 #            # seconds (the training stops 40 s before it, for its runs to stop and the pack to be made)
 #   here:    bash examples/encoders/gpu_lease.sh back TGZ [--into DIR]
-#            # copies the runs that finished there into their table (never over a file that is there) and
+#            # checks every run that finished there, then copies them all into their table or none
+#            # (fairseq_syntax/studies/bring_back.py: a run there already must come back identical), and
 #            # summarizes it: results/encoders_table1_fp16 for --fp16 runs (a table of its own: the summary does not
 #            # mix fp16 and fp32 runs), results/encoders_table1 for runs without --fp16, which are the fp32 table's
 #            # own protocol on a faster device (each run's eval.json names its device)
@@ -144,15 +145,18 @@ second)
   ;;
 back)
   [ $# -ge 2 ] || die "back TGZ [--into DIR]: the table1_lease.tgz a 'second' call brought back"
-  tgz=$2; into=""
-  if [ "${3:-}" = --into ]; then need_value "${@:3}"; into=$4; fi
+  tgz=$2; into=""; shift 2
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --into) need_value "$@"; into=$2; shift 2 ;;
+      *) die "back: unknown option $1 (back TGZ [--into DIR])" ;;
+    esac
+  done
   [ -f "$tgz" ] || die "$tgz: no such file"
   gzip -t "$tgz" 2> /dev/null || die "$tgz: a damaged or cut archive; bring it back again"
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  tar xzf "$tgz" -C "$tmp" --no-same-owner --no-same-permissions
-  got=$tmp/gpu-lease/results
-  [ -d "$got" ] && [ ! -L "$got" ] || die "$tgz: holds no gpu-lease/results folder; not an archive of 'second'"
+  tar xzf "$tgz" -C "$tmp" --no-same-owner --no-same-permissions gpu-lease/table 2> /dev/null || true
   table=results/encoders_table1_fp16  # archives from before 'second' named their table were all fp16
   named=$tmp/gpu-lease/table
   [ ! -L "$named" ] || die "$tgz: its gpu-lease/table is a link; not an archive of 'second'"
@@ -160,30 +164,10 @@ back)
   case $table in results/encoders_table1|results/encoders_table1_fp16) ;;
     *) die "$tgz: names the table '$table', neither results/encoders_table1 nor results/encoders_table1_fp16" ;; esac
   fp16=(); want=fp32; [ "$table" = results/encoders_table1 ] || { fp16=(--fp16); want=fp16; }
-  # each run's own log says how it trained: runs of another precision than their table's are refused before
-  # anything is copied (the summary would refuse the table after)
-  PYTHONPATH=$ROOT python3 - "$got" "$want" "$table" <<'EOF' || die "$tgz: nothing copied"
-import pathlib, sys
-from fairseq_syntax.studies.training_log import training_setup
-got, want, table = sys.argv[1:]
-logs = [p for p in sorted(pathlib.Path(got).glob("*.train.log.gz")) if p.is_file() and not p.is_symlink()]
-bad = [f"{p.name} ({s['precision']})" for p in logs if (s := training_setup(str(p))) and s["precision"] != want]
-if bad:
-    sys.exit(f"gpu_lease.sh: error: runs trained in another precision than {table}'s {want}: {', '.join(bad)}")
-EOF
   [ -n "$into" ] || into=$table
-  mkdir -p "$into"
-  new=0
-  for f in "$got"/*_seed*.*; do
-    [ -f "$f" ] && [ ! -L "$f" ] || continue  # plain files only: a link would copy whatever it points at
-    b=$(basename "$f")
-    if [ -e "$into/$b" ]; then
-      cmp -s "$f" "$into/$b" || log "kept $into/$b: the archive's differs (a run is never overwritten)"
-    else
-      atomic "$into/$b" cat "$f"; new=$((new + 1))
-    fi
-  done
-  log "$new files new in $into"
+  # every run checked (names, protocol, precision, finite scores, complete files) before any file is copied
+  PYTHONPATH=$ROOT python3 -m fairseq_syntax.studies.bring_back "$tgz" --into "$into" --precision "$want" \
+    || exit 1
   [ -n "$(find "$into" -name '*.eval.json' -print -quit)" ] || die "$tgz: no run finished there"
   # into the fp32 table (its own folder): the summary writes its block of examples/encoders/README.md too
   where=(--out "$into"); [ "$into" != results/encoders_table1 ] || where=()
