@@ -465,3 +465,54 @@ def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_pa
                   check=False)
         assert out.returncode == 1 and why in out.stderr, out.stderr
     assert not into.exists()
+
+
+@pytest.mark.parametrize("edit,says", [
+    (lambda e: e.update(seed=6, max_update=10), "its max_update is 10, the table's 2200"),
+    (lambda e: e.update(system="wla_big"), "system 'wla_big' is not one of the table's")])
+def test_a_run_not_of_the_tables_protocol_is_refused_by_name_and_the_table_is_unchanged(tmp_path, capsys, edit, says):
+    """A trial (--seeds 6 --updates-CoNLL-2003 10) into the table's folder moved the README's CoNLL-2003 baseline
+    from 86.39 ± 0.15 (5) to 74.18 ± 29.92 (6); a system the table does not list entered Holm's family unseen."""
+    import shutil
+
+    summarize = study_script("examples/encoders/summarize_sla_table.py").main
+    res = tmp_path / "res"
+    shutil.copytree(ROOT / "results/encoders_table1", res, ignore=shutil.ignore_patterns("summary.*", "*.png"))
+    e = json.loads((res / "CoNLL-2003_baseline_seed1.eval.json").read_text())
+    edit(e)
+    name = f"{e['task']}_{e['system']}_seed{e['seed']}"
+    (res / f"{name}.eval.json").write_text(json.dumps(e))
+    for kind in ("pred.jsonl.gz", "train.log.gz", "eval.txt"):
+        shutil.copy(res / f"CoNLL-2003_baseline_seed1.{kind}", res / f"{name}.{kind}")
+    summarize(["--results", str(res), "--bootstrap", "10"])
+    err = capsys.readouterr().err
+    assert f"refused {name}: " in err and says in err
+    got = json.loads((res / "summary.json").read_text())
+    assert got["refused"] == {name: got["refused"][name]} and says in got["refused"][name]
+    want = json.loads((ROOT / "results/encoders_table1/summary.json").read_text())
+    assert got["table"]["CoNLL-2003"]["baseline"]["scores"] == want["table"]["CoNLL-2003"]["baseline"]["scores"]
+    assert "**Not in the table** (not of its protocol):" in (res / "summary.md").read_text()
+
+
+def test_reproduce_refuses_a_trial_into_the_tables_folder(tmp_path):
+    script = str(ROOT / "examples/encoders/reproduce_sla_table.sh")
+    for args, says in ((["--tasks", "CoNLL-2003", "--systems", "baseline", "--seeds", "6", "--updates-CoNLL-2003",
+                         "10"], "--updates-CoNLL-2003 10: the table's runs train 2200 updates"),
+                       (["--seeds", "6"], "seed 6 is not one of the table's (1 to 5)"),
+                       (["--validations", "2"], "--validations 2: the table's runs validate 10 times")):
+        proc = run(["bash", script, *args], check=False, cwd=tmp_path)
+        assert proc.returncode == 1 and says in proc.stderr, proc.stderr
+
+
+def test_the_tables_protocol_names_every_reason_a_run_is_not_of_it(tmp_path):
+    """Another scored split, and a log that stops short of the budget (a run cut and scored anyway)."""
+    mod = study_script("examples/encoders/summarize_sla_table.py")
+    e = json.loads((ROOT / "results/encoders_table1/CoNLL-2003_baseline_seed1.eval.json").read_text())
+    log = ROOT / "results/encoders_table1/CoNLL-2003_baseline_seed1.train.log.gz"
+    assert mod.refusal(e, log) is None
+    assert "its split is 'valid', the table's 'test'" in mod.refusal(dict(e, split="valid"), log)
+    short = tmp_path / "short.train.log.gz"
+    lines = gzip.decompress(log.read_bytes()).decode().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if "valid on 'valid' subset" in line and "num_updates 1100" in line)
+    short.write_bytes(gzip.compress("".join(lines[:cut + 1]).encode()))
+    assert "its log's last validation is at update 1100, not the budget's 2200" in mod.refusal(e, short)

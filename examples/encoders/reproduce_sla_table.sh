@@ -41,8 +41,10 @@ SEEDS="1 2 3 4 5"
 SYSTEMS="baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"
 # the budgets (examples/encoders/README.md, "Budget"): CoLA 9 epochs, SST-2 2, CoNLL-2003 5, of 32 sentences an update
 declare -A UPDATES=([CoLA]=2400 [SST-2]=4200 [CoNLL-2003]=2200)
+declare -A TABLE_UPDATES=([CoLA]=2400 [SST-2]=4200 [CoNLL-2003]=2200)  # the table's protocol (summarize_sla_table.py)
 JOBS=2
 VALIDATIONS=10
+TABLE_VALIDATIONS=10
 DATA_ROOT=work
 PRETRAINED=work/minilm
 RES=default
@@ -83,6 +85,18 @@ need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"; need_int --validations "$
 for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" "$VALIDATIONS"; done
 for t in $TASKS; do case $t in CoLA|SST-2|CoNLL-2003) ;; *) die "unknown task $t (CoLA, SST-2, CoNLL-2003)" ;; esac; done
 SUFFIX=""; [ ${#FP16[@]} -eq 0 ] || SUFFIX=_fp16
+if [ "$RES" = default ] && [ "$MODE" != status ]; then  # the table's folder takes only runs of its protocol
+  for t in CoLA SST-2 CoNLL-2003; do
+    [ "${UPDATES[$t]}" = "${TABLE_UPDATES[$t]}" ] || die "--updates-$t ${UPDATES[$t]}: the table's runs train \
+${TABLE_UPDATES[$t]} updates; a trial of another budget goes to its own --out (and --checkpoints)"
+  done
+  [ "$VALIDATIONS" = "$TABLE_VALIDATIONS" ] || die "--validations $VALIDATIONS: the table's runs validate \
+$TABLE_VALIDATIONS times; a trial goes to its own --out"
+  for s in $SEEDS; do
+    [ "$s" -ge 1 ] && [ "$s" -le 5 ] || die "--seeds: seed $s is not one of the table's (1 to 5); a trial goes to its \
+own --out"
+  done
+fi
 [ "$RES" != default ] || RES=$ROOT/results/encoders_table1$SUFFIX
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/encoders_table1$SUFFIX
 [[ $CKPTS = /* ]] || CKPTS=$ROOT/$CKPTS

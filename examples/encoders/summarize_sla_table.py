@@ -44,6 +44,29 @@ CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_rando
 # its third seed took it to -0.11 (p = 0.58) (examples/encoders/LOG.md, 3 December)
 READ_AT = 3
 SEEDS_PLANNED = 5  # the paper's runs per cell, and this table's
+# the table's protocol (reproduce_sla_table.sh's defaults): each task's budget and scored split; a run of another
+# (a trial's --updates-CoNLL-2003 10) is refused, named, never averaged in
+PROTOCOL = {"CoLA": {"max_update": 2400, "split": "valid"}, "SST-2": {"max_update": 4200, "split": "valid"},
+            "CoNLL-2003": {"max_update": 2200, "split": "test"}}
+
+
+def refusal(e: dict, log: Path) -> str | None:
+    """Why a run is not one of the table's (None: it is), every reason: a system or seed the table does not list,
+    another budget or scored split, or a log that does not reach the budget."""
+    why = []
+    if e["system"] not in SYSTEMS:
+        why.append(f"system {e['system']!r} is not one of the table's ({', '.join(SYSTEMS)})")
+    if not isinstance(e["seed"], int) or isinstance(e["seed"], bool) or not 1 <= e["seed"] <= SEEDS_PLANNED:
+        why.append(f"seed {e['seed']!r} is not one of the table's (1 to {SEEDS_PLANNED})")
+    want = PROTOCOL[e["task"]]
+    for key in ("max_update", "split"):
+        if e[key] != want[key]:
+            why.append(f"its {key} is {e[key]!r}, the table's {want[key]!r}")
+    if log.exists() and e["max_update"] == want["max_update"]:
+        reached = max(validations(str(log), METRIC[e["task"]], by="update"), default=None)
+        if reached != want["max_update"]:
+            why.append(f"its log's last validation is at update {reached}, not the budget's {want['max_update']}")
+    return "; ".join(why) + " (a trial: give it its own --out)" if why else None
 
 
 def references(system: str) -> list[str]:
@@ -106,6 +129,7 @@ def summarize(results: Path, n_boot: int) -> dict:
     runs: dict = {}
     setups: dict = {}
     where: dict = {}  # device -> the runs trained there
+    refused: dict = {}  # runs that are not of the table's protocol, and why
     for ev in sorted(results.glob("*.eval.json")):
         e = read_json(ev, ("task", "system", "seed", "metric", "split", "max_update"))
         name = ev.name[:-len(".eval.json")]
@@ -115,6 +139,11 @@ def summarize(results: Path, n_boot: int) -> dict:
         percent(ev, e.get(e["metric"]), e["metric"])
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
+        why = refusal(e, log)
+        if why:
+            refused[name] = why
+            print(f"summarize_sla_table.py: refused {name}: {why}", file=sys.stderr)
+            continue
         setup = training_setup(str(log)) if log.exists() else None
         setups[name] = setup
         where.setdefault(e.get("device", "cpu"), []).append(name)
@@ -184,7 +213,8 @@ def summarize(results: Path, n_boot: int) -> dict:
                                      for t, sy in runs.items()}, "paired_bootstrap_resamples": n_boot,
             "detectable": detectable,
             # one precision for the table (fp16 and fp32 runs are refused together), on whichever devices
-            "trained": {"setup": one_setup(setups, str(results)), "devices": {d: sorted(n) for d, n in where.items()}}}
+            "trained": {"setup": one_setup(setups, str(results)), "devices": {d: sorted(n) for d, n in where.items()}},
+            **({"refused": refused} if refused else {})}
 
 
 def cell(row: dict | None, task: str) -> str:
@@ -251,6 +281,9 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
            "seeds (a control: against the system it controls, in the last column).", trained_on(summary), "",
            "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
            "|---|---|---|---|---|---|---|---|---|"]
+    if summary.get("refused"):  # said before the table, so nobody reads it as holding them
+        out[1:1] = [" ".join(["**Not in the table** (not of its protocol):"] +
+                             [f"{name}: {why};" for name, why in sorted(summary["refused"].items())])]
     for system, label in SYSTEMS.items():
         rows = {task: t.get(task, {}).get(system) for task in TASKS}
         if not any(rows.values()):
