@@ -71,3 +71,21 @@ def test_table5_reads_each_signal_against_both_readers_with_holm_and_the_agreeme
     assert "| + DepParse | 0 | not yet trained | – | – | – | 61.06 |" in md
     assert "seed 1 75.00 %; mean 75.00 % (paper: 89.3 %)" in md
     assert "+ Narrative (2 seeds): +5.50 against SA-Early" in md
+
+
+def test_tables_3_and_5_admit_only_runs_the_stopping_rule_ended(tmp_path):
+    """A + Narrative seed 3 still in training (its eval.json scored by hand) stays out of Table 5, named."""
+    main = study_script(SUMMARIZE).main
+    for name, accs in (("converged_sa_early", (36.0, 37.0)), ("converged_sa_early_narrative", (41.0, 43.0))):
+        for seed, acc in enumerate(accs, 1):
+            write_converged_run(tmp_path, f"{name}_seed{seed}", 1500, acc)
+    write_converged_run(tmp_path, "converged_sa_early_narrative_seed3", 1500, 90.0)
+    log = tmp_path / "converged_sa_early_narrative_seed3.train.log.gz"
+    lines = gzip.decompress(log.read_bytes()).decode().splitlines(keepends=True)
+    log.write_bytes(gzip.compress("".join(lines[:4]).encode()))  # 3 validations: the rule has not ended it
+    main(["--results", str(tmp_path)])
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["table5"]["rows"]["converged_sa_early_narrative"]["seeds"] == 2
+    assert s["table5"]["rows"]["converged_sa_early_narrative"]["mean"] == 42.0
+    assert "not ended by the stopping rule" in s["refused_from_tables_3_and_5"]["converged_sa_early_narrative_seed3"]
+    assert "Not in Tables 3 and 5: converged_sa_early_narrative_seed3" in (tmp_path / "summary.md").read_text()

@@ -220,6 +220,27 @@ def evals(runs: dict, name: str, system: dict) -> list[dict]:
     return [runs[f"{name}_seed{s}"] for s in system["runs"]]
 
 
+def converged_only(systems: dict) -> tuple[dict, dict]:
+    """Tables 3 and 5 admit only the converged protocol's runs: those of the ``converged`` systems that the stopping
+    rule ended (by patience or its cap); any other such run is named with why, and its system's row recomputed
+    without it."""
+    out, refused = {}, {}
+    for name, row in systems.items():
+        if not name.startswith(TABLE5):
+            continue
+        keep = {s: r for s, r in row["runs"].items() if r["trained"]["stopped"] is not None}
+        for s, r in row["runs"].items():
+            if s not in keep:
+                refused[f"{name}_seed{s}"] = (f"not ended by the stopping rule (last update "
+                                              f"{r['trained']['last_update']}): not of the converged protocol")
+        if keep:
+            accs = [r["accuracy"] for r in keep.values()]
+            out[name] = {**row, "runs": keep, "seeds": len(keep), **mean_std(accs)}
+    for name, row in out.items():  # the comparison follows its twin's kept runs
+        row["compared_with"] = row["compared_with"] if row["compared_with"] in out else None
+    return out, refused
+
+
 def table3(systems: dict, runs: dict) -> dict:
     """The paper's Table 3 for each supervised converged reader against its twin: accuracy per subset over seeds,
     the gain on each subset (Welch over seeds), and whether the gain on one subset exceeds that on another: Welch
@@ -459,7 +480,10 @@ def main(argv=None) -> int:
         systems = systems_table(runs, tests, res, a.patience, a.max_update, a.valid_interval)
         trained = one_setup({f"{system} seed {seed}": r["training"] for system, row in systems.items()
                              for seed, r in row["runs"].items()}, str(res))
-        paper = {"table3": table3(systems, runs), "table5": table5(systems, words)}
+        converged, refused = converged_only(systems)
+        paper = {"table3": table3(converged, runs), "table5": table5(converged, words)}
+        if refused:
+            paper["refused_from_tables_3_and_5"] = refused
     except ValueError as e:
         p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
     summary = {"runs": runs, "paired_tests": tests,
@@ -471,6 +495,9 @@ def main(argv=None) -> int:
               f"(n={summary['most_frequent_context_word']['n']})")
     md = markdown(summary)
     md3, md5 = table3_markdown(summary["table3"]), table5_markdown(summary["table5"])
+    if summary.get("refused_from_tables_3_and_5"):
+        md5 += "\nNot in Tables 3 and 5: " + "; ".join(f"{k}: {v}" for k, v in
+                                                    sorted(summary["refused_from_tables_3_and_5"].items())) + ".\n"
     full = md + "\n## Table 5: which signal\n\n" + md5 + "\n## Table 3: by the target's type\n\n" + md3
     for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", full)):
         with atomic_path(str(res / name)) as tmp:
