@@ -12,7 +12,6 @@ from types import SimpleNamespace
 import pytest
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_syntax
@@ -109,7 +108,6 @@ def test_sgnet_every_row_with_an_additive_mask_equals_its_read_rows_path(fused):
     from fairseq_syntax.modules.sdoi_attention import SyntaxGuidedAggregation
 
     from .test_half_precision import roberta_batch as batch_of
-    from .test_transformer_sgnet import task as _  # noqa: F401
 
     torch.manual_seed(0)
     agg = SyntaxGuidedAggregation(16, 4, 32, num_layers=2, dropout=0.0).double().eval()

@@ -5,7 +5,7 @@ import json
 from scipy.stats import ttest_ind
 
 from .conftest import study_script
-from .test_early_stopping import write_converged_run
+from .run_files import write_converged_run
 
 SUMMARIZE = "examples/lambada/summarize.py"
 

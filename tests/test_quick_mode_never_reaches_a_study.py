@@ -7,7 +7,7 @@ import json
 import pytest
 
 from .conftest import ROOT, run, study_script
-from .test_early_stopping import config_line, write_converged_run
+from .run_files import config_line, write_converged_run
 
 SCRIPTS = ["examples/lambada/reproduce.sh", "examples/multi30k/reproduce.sh", "examples/race/reproduce.sh",
            "examples/encoders/reproduce_sla_table.sh", "examples/encoders/reproduce_glue.sh"]

@@ -157,7 +157,7 @@ def test_a_number_too_large_for_a_float_is_named_not_read_as_infinity(tmp_path):
 
 
 def test_the_lambada_summary_names_an_accuracy_outside_a_percentage(tmp_path, capsys):
-    from .test_early_stopping import write_converged_run
+    from .run_files import write_converged_run
 
     write_converged_run(tmp_path, "converged_sa_early_seed1", 1500, 250.0)
     with pytest.raises(SystemExit) as stop:
