@@ -111,11 +111,11 @@ lock_out() {
   owned_or_absent "$OUT/bin.tmp"
 }
 
-# claim_out: $OUT is new, or this corpus's (its .stamps/corpus names the script and, for GLUE, the task: $CORPUS).
+# claim_out: $OUT is new, or this corpus's (its .corpus names the script and, for GLUE, the task: $CORPUS).
 # A folder another corpus's script prepared, or one holding anything data-prep did not write, is refused before any
 # work: its bin/ would be replaced and its files (raw/train.words ...) overwritten
 claim_out() {
-  local corpus=${CORPUS:-$(basename "$0")} mark=$OUT/.stamps/corpus entry
+  local corpus=${CORPUS:-$(basename "$0")} mark=$OUT/.corpus entry
   if [ -f "$mark" ]; then
     [ "$(cat "$mark")" = "$corpus" ] || die "$OUT was prepared by $(cat "$mark"), not $corpus; one folder holds one \
 corpus: give another --out"
@@ -128,7 +128,7 @@ give another --out, or remove $OUT/.stamps to prepare $corpus there from the sta
     die "$entry exists and was not written by data-prep; nothing there is deleted or overwritten: move it away \
 or give another --out"
   done
-  mkdir -p "$OUT/.stamps" && printf '%s\n' "$corpus" > "$mark"
+  printf '%s\n' "$corpus" > "$mark"
 }
 unlock_out() { exec 9>&-; }
 

@@ -564,7 +564,7 @@ def test_a_prepared_folder_names_its_corpus(tmp_path, minilm_converted):
     glue = tmp_path / "glue"
     glue.mkdir()
     (glue / ".stamps").mkdir()
-    (glue / ".stamps/corpus").write_text("glue.sh --task CoLA\n")  # as claim_out writes it (data-prep/common.sh)
+    (glue / ".corpus").write_text("glue.sh --task CoLA\n")  # as claim_out writes it (data-prep/common.sh)
     (glue / "bin").mkdir()
     (glue / "bin/dict.txt").write_text("theirs 1\n")
     before = sorted(str(p.relative_to(glue)) for p in glue.rglob("*"))
@@ -592,7 +592,7 @@ def test_a_glue_task_folder_is_that_tasks(tmp_path, minilm_converted):
             "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1", "--max-train", "16",
             "--max-eval", "8"]
     run([*prep, "--task", "CoLA"], timeout=600)
-    assert (out / ".stamps/corpus").read_text() == "glue.sh --task CoLA\n"
+    assert (out / ".corpus").read_text() == "glue.sh --task CoLA\n"
     bin_before = {p.name: p.read_bytes() for p in (out / "bin").rglob("*") if p.is_file()}
     one_line_error(run([*prep, "--task", "SST-2"], check=False, timeout=600),
                    f"{out} was prepared by glue.sh --task CoLA, not glue.sh --task SST-2")
