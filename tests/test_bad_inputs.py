@@ -147,3 +147,14 @@ def test_a_missing_side_file_names_the_script_of_its_corpus(tmp_path):
         load_heads(str(tmp_path / "train.randheads"), "data-prep/conll2003.sh")
     with pytest.raises(FileNotFoundError, match=r"write it with data-prep/glue.sh \(or fairseq-syntax-binarize-heads\)"):
         load_heads(str(tmp_path / "train.heads"), "data-prep/glue.sh")
+
+
+def test_an_output_in_a_folder_that_cannot_be_written_is_found_before_any_work(tmp_path):
+    """An unwritable output path was found only after the whole evaluation. /proc/self takes no file, even as root
+    (a permission check alone would pass there)."""
+    from fairseq_syntax.cli.guards import check_outputs
+
+    with pytest.raises(ValueError, match=r"/proc/self/eval.json: its folder /proc/self cannot be written"):
+        check_outputs(["/proc/self/eval.json"], [])
+    check_outputs([str(tmp_path / "eval.json")], [])
+    assert not list(tmp_path.iterdir())  # the probe leaves nothing behind

@@ -5,6 +5,7 @@ output that names a folder or sits in a missing folder is named. (Whole-number o
 from __future__ import annotations
 
 import os
+import tempfile
 
 
 def same_file(a: str, b: str) -> bool:
@@ -41,3 +42,12 @@ def check_outputs(outputs, inputs, make_dirs: bool = False) -> None:
                 os.makedirs(parent, exist_ok=True)
             else:
                 raise ValueError(f"{out}: its folder {os.path.dirname(out) or '.'} does not exist")
+        # found now, not after the whole evaluation: a folder this user cannot write into, or a file they cannot
+        # replace (outputs are written beside themselves and renamed over, so the folder is what must be writable)
+        try:  # a probe, as the write will be: permissions, a read-only file system, a full quota
+            fd, probe = tempfile.mkstemp(dir=parent, prefix=".write-probe-")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise ValueError(f"{out}: its folder {os.path.dirname(out) or '.'} cannot be written ({e.strerror}; "
+                             "nothing was computed)") from None
