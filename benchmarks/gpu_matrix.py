@@ -243,7 +243,7 @@ def run(a) -> int:
             result["cells"].append({"family": family, "skipped": f"no data at {FAMILIES[family]['data']}"})
             continue
         checked = False
-        for size, batch_opts, batch_label in FAMILIES[family]["cells"]:
+        for size, batch_opts, batch_label in FAMILIES[family]["cells"][:a.cells]:
             for precision in a.precisions:
                 if time.time() - start > a.budget_s:
                     result["cells"].append({"family": family, "size": size, "precision": precision,
@@ -361,6 +361,7 @@ def main(argv=None) -> int:
     r.add_argument("--steps", type=int, default=6, help="training steps per system per round")
     r.add_argument("--warmup", type=int, default=3, help="untimed steps per system before the first round")
     r.add_argument("--budget-s", type=float, default=300, help="no new cell starts after this many seconds")
+    r.add_argument("--cells", type=int, default=None, help="only each family's first N size-and-batch cells")
     r.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     r.add_argument("--out", required=True, help="folder for matrix.json and matrix.md")
     q = sub.add_parser("prepare", help="slice and prepare each family's corpus here (parsers needed)")
