@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # where the package is not installed (a lent GPU): this checkout's
+    sys.path.insert(0, str(ROOT))
 PRECISIONS = {"fp16": ["--fp16"], "bf16": ["--bf16"], "fp32": []}
 WLA = ["--sla-mask", "window"]
 
