@@ -498,7 +498,7 @@ def test_reproduce_refuses_a_trial_into_the_tables_folder(tmp_path):
     script = str(ROOT / "examples/encoders/reproduce_sla_table.sh")
     for args, says in ((["--tasks", "CoNLL-2003", "--systems", "baseline", "--seeds", "6", "--updates-CoNLL-2003",
                          "10"], "--updates-CoNLL-2003 10: the table's runs train 2200 updates"),
-                       (["--seeds", "6"], "seed 6 is not one of the table's (1 to 5)"),
+                       (["--seeds", "6"], "seed 6 is not one of the table's (1, 2, 3, 4, 5)"),
                        (["--validations", "2"], "--validations 2: the table's runs validate 10 times")):
         proc = run(["bash", script, *args], check=False, cwd=tmp_path)
         assert proc.returncode == 1 and says in proc.stderr, proc.stderr
@@ -509,10 +509,11 @@ def test_the_tables_protocol_names_every_reason_a_run_is_not_of_it(tmp_path):
     mod = study_script("examples/encoders/summarize_sla_table.py")
     e = json.loads((ROOT / "results/encoders_table1/CoNLL-2003_baseline_seed1.eval.json").read_text())
     log = ROOT / "results/encoders_table1/CoNLL-2003_baseline_seed1.train.log.gz"
-    assert mod.refusal(e, log) is None
-    assert "its split is 'valid', the table's 'test'" in mod.refusal(dict(e, split="valid"), log)
+    prot = mod.read_protocol(ROOT / "results/encoders_table1")
+    assert mod.refusal(e, log, prot) is None and mod.refusal(dict(e, split="valid"), log, None) is None
+    assert "its split is 'valid', the table's 'test'" in mod.refusal(dict(e, split="valid"), log, prot)
     short = tmp_path / "short.train.log.gz"
     lines = gzip.decompress(log.read_bytes()).decode().splitlines(keepends=True)
     cut = next(i for i, line in enumerate(lines) if "valid on 'valid' subset" in line and "num_updates 1100" in line)
     short.write_bytes(gzip.compress("".join(lines[:cut + 1]).encode()))
-    assert "its log's last validation is at update 1100, not the budget's 2200" in mod.refusal(e, short)
+    assert "its log's last validation is at update 1100, not the budget's 2200" in mod.refusal(e, short, prot)

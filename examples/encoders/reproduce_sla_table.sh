@@ -39,12 +39,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TASKS="CoNLL-2003 CoLA SST-2"
 SEEDS="1 2 3 4 5"
 SYSTEMS="baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"
+ALL_SEEDS=$SEEDS ALL_SYSTEMS=$SYSTEMS  # the table's, whatever a call asks for
 # the budgets (examples/encoders/README.md, "Budget"): CoLA 9 epochs, SST-2 2, CoNLL-2003 5, of 32 sentences an update
 declare -A UPDATES=([CoLA]=2400 [SST-2]=4200 [CoNLL-2003]=2200)
-declare -A TABLE_UPDATES=([CoLA]=2400 [SST-2]=4200 [CoNLL-2003]=2200)  # the table's protocol (summarize_sla_table.py)
 JOBS=2
 VALIDATIONS=10
-TABLE_VALIDATIONS=10
 DATA_ROOT=work
 PRETRAINED=work/minilm
 RES=default
@@ -85,20 +84,41 @@ need_int --jobs "$JOBS" 1; need_ints --seeds "$SEEDS"; need_int --validations "$
 for t in CoLA SST-2 CoNLL-2003; do need_int "--updates-$t" "${UPDATES[$t]}" "$VALIDATIONS"; done
 for t in $TASKS; do case $t in CoLA|SST-2|CoNLL-2003) ;; *) die "unknown task $t (CoLA, SST-2, CoNLL-2003)" ;; esac; done
 SUFFIX=""; [ ${#FP16[@]} -eq 0 ] || SUFFIX=_fp16
-if [ "$RES" = default ] && [ "$MODE" != status ]; then  # the table's folder takes only runs of its protocol
-  for t in CoLA SST-2 CoNLL-2003; do
-    [ "${UPDATES[$t]}" = "${TABLE_UPDATES[$t]}" ] || die "--updates-$t ${UPDATES[$t]}: the table's runs train \
-${TABLE_UPDATES[$t]} updates; a trial of another budget goes to its own --out (and --checkpoints)"
-  done
-  [ "$VALIDATIONS" = "$TABLE_VALIDATIONS" ] || die "--validations $VALIDATIONS: the table's runs validate \
-$TABLE_VALIDATIONS times; a trial goes to its own --out"
-  for s in $SEEDS; do
-    [ "$s" -ge 1 ] && [ "$s" -le 5 ] || die "--seeds: seed $s is not one of the table's (1 to 5); a trial goes to its \
-own --out"
-  done
-fi
 [ "$RES" != default ] || RES=$ROOT/results/encoders_table1$SUFFIX
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/encoders_table1$SUFFIX
+# the folder's protocol.json (summarize_sla_table.py reads it): written by the call that makes the table, and every
+# later call must fit it (budgets, validations, seeds, systems), so a trial never trains into a table
+if [ "$MODE" != status ]; then
+  python3 - "$RES/protocol.json" "$VALIDATIONS" "$TASKS" "$SEEDS" "$SYSTEMS" "$ALL_SEEDS" "$ALL_SYSTEMS" \
+    "CoLA=${UPDATES[CoLA]}" "SST-2=${UPDATES[SST-2]}" "CoNLL-2003=${UPDATES[CoNLL-2003]}" <<'EOF' || exit 1
+import json, os, sys
+path, validations, tasks, seeds, systems, all_seeds, all_systems, *budgets = sys.argv[1:]
+split = {"CoLA": "valid", "SST-2": "valid", "CoNLL-2003": "test"}
+budget = {t: int(n) for t, n in (b.split("=") for b in budgets)}
+seeds, all_seeds = [int(x) for x in seeds.split()], [int(x) for x in all_seeds.split()]
+systems, all_systems = systems.split(), all_systems.split()
+if not os.path.exists(path):
+    prot = {"tasks": {t: {"max_update": budget[t], "split": split[t]} for t in split},
+            "systems": all_systems if set(systems) <= set(all_systems) else systems,
+            "seeds": all_seeds if set(seeds) <= set(all_seeds) else seeds, "validations": int(validations)}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as fh:
+        fh.write(json.dumps(prot, indent=1) + "\n")
+    os.replace(path + ".tmp", path)
+    sys.exit(0)
+with open(path) as fh:
+    prot = json.load(fh)
+bad = [f"--updates-{t} {budget[t]}: the table's runs train {prot['tasks'][t]['max_update']} updates"
+       for t in tasks.split() if budget[t] != prot["tasks"][t]["max_update"]]
+if int(validations) != prot.get("validations", 10):
+    bad.append(f"--validations {validations}: the table's runs validate {prot.get('validations', 10)} times")
+bad += [f"seed {s} is not one of the table's ({', '.join(map(str, prot['seeds']))})" for s in seeds
+        if s not in prot["seeds"]]
+bad += [f"system {s} is not one of the table's" for s in systems if s not in prot["systems"]]
+if bad:
+    sys.exit(f"error: {'; '.join(bad)} ({path}); a trial goes to its own --out (and --checkpoints)")
+EOF
+fi
 [[ $CKPTS = /* ]] || CKPTS=$ROOT/$CKPTS
 [[ $DATA_ROOT = /* ]] || DATA_ROOT=$ROOT/$DATA_ROOT
 [[ $PRETRAINED = /* ]] || PRETRAINED=$ROOT/$PRETRAINED

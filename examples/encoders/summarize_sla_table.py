@@ -44,28 +44,46 @@ CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_rando
 # its third seed took it to -0.11 (p = 0.58) (examples/encoders/LOG.md, 3 December)
 READ_AT = 3
 SEEDS_PLANNED = 5  # the paper's runs per cell, and this table's
-# the table's protocol (reproduce_sla_table.sh's defaults): each task's budget and scored split; a run of another
-# (a trial's --updates-CoNLL-2003 10) is refused, named, never averaged in
-PROTOCOL = {"CoLA": {"max_update": 2400, "split": "valid"}, "SST-2": {"max_update": 4200, "split": "valid"},
-            "CoNLL-2003": {"max_update": 2200, "split": "test"}}
+# The table's protocol is its folder's protocol.json, which reproduce_sla_table.sh writes when it makes the folder
+# (and checks every later call against): each task's budget and scored split, its systems and seeds. A run of
+# another (a trial's --updates-CoNLL-2003 10, a seed 6, a system the table does not list) is refused, named, never
+# averaged in. The committed table's: {"CoLA": 2400, "SST-2": 4200, "CoNLL-2003": 2200} updates, seeds 1-5.
+PROTOCOL_FILE = "protocol.json"
 
 
-def refusal(e: dict, log: Path) -> str | None:
-    """Why a run is not one of the table's (None: it is), every reason: a system or seed the table does not list,
-    another budget or scored split, or a log that does not reach the budget."""
+def read_protocol(results: Path) -> dict | None:
+    path = results / PROTOCOL_FILE
+    if not path.exists():
+        print(f"summarize_sla_table.py: {path}: none; the runs are not checked against a protocol", file=sys.stderr)
+        return None
+    prot = read_json(path, ("tasks", "systems", "seeds"))
+    for task, t in prot["tasks"].items():
+        if task not in METRIC or not isinstance(t, dict) or set(t) != {"max_update", "split"}:
+            raise ValueError(f"{path}: {task}: expected one of {', '.join(TASKS)} with max_update and split")
+    return prot
+
+
+def refusal(e: dict, log: Path, prot: dict | None) -> str | None:
+    """Why a run is not of the table's protocol (None: it is), every reason: a system or seed the protocol does not
+    list, another budget or scored split, or a log that does not reach the budget."""
+    if prot is None:
+        return None
     why = []
-    if e["system"] not in SYSTEMS:
-        why.append(f"system {e['system']!r} is not one of the table's ({', '.join(SYSTEMS)})")
-    if not isinstance(e["seed"], int) or isinstance(e["seed"], bool) or not 1 <= e["seed"] <= SEEDS_PLANNED:
-        why.append(f"seed {e['seed']!r} is not one of the table's (1 to {SEEDS_PLANNED})")
-    want = PROTOCOL[e["task"]]
-    for key in ("max_update", "split"):
-        if e[key] != want[key]:
-            why.append(f"its {key} is {e[key]!r}, the table's {want[key]!r}")
-    if log.exists() and e["max_update"] == want["max_update"]:
-        reached = max(validations(str(log), METRIC[e["task"]], by="update"), default=None)
-        if reached != want["max_update"]:
-            why.append(f"its log's last validation is at update {reached}, not the budget's {want['max_update']}")
+    if e["system"] not in prot["systems"]:
+        why.append(f"system {e['system']!r} is not one of the table's ({', '.join(prot['systems'])})")
+    if e["seed"] not in prot["seeds"] or isinstance(e["seed"], bool):
+        why.append(f"seed {e['seed']!r} is not one of the table's ({', '.join(map(str, prot['seeds']))})")
+    want = prot["tasks"].get(e["task"])
+    if want is None:
+        why.append(f"task {e['task']} is not one of the table's")
+    else:
+        for key in ("max_update", "split"):
+            if e[key] != want[key]:
+                why.append(f"its {key} is {e[key]!r}, the table's {want[key]!r}")
+        if log.exists() and e["max_update"] == want["max_update"]:
+            reached = max(validations(str(log), METRIC[e["task"]], by="update"), default=None)
+            if reached != want["max_update"]:
+                why.append(f"its log's last validation is at update {reached}, not the budget's {want['max_update']}")
     return "; ".join(why) + " (a trial: give it its own --out)" if why else None
 
 
@@ -130,6 +148,7 @@ def summarize(results: Path, n_boot: int) -> dict:
     setups: dict = {}
     where: dict = {}  # device -> the runs trained there
     refused: dict = {}  # runs that are not of the table's protocol, and why
+    prot = read_protocol(results)
     for ev in sorted(results.glob("*.eval.json")):
         e = read_json(ev, ("task", "system", "seed", "metric", "split", "max_update"))
         name = ev.name[:-len(".eval.json")]
@@ -139,7 +158,7 @@ def summarize(results: Path, n_boot: int) -> dict:
         percent(ev, e.get(e["metric"]), e["metric"])
         stem = results / name
         log = Path(f"{stem}.train.log.gz")
-        why = refusal(e, log)
+        why = refusal(e, log, prot)
         if why:
             refused[name] = why
             print(f"summarize_sla_table.py: refused {name}: {why}", file=sys.stderr)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.atomic import atomic_path
-from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
+from fairseq_syntax.studies.readme_block import exit_unless_block, has_block, replace_block
 from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
                                                     signed, significant, welch_interval)
@@ -261,6 +261,8 @@ def table3(systems: dict, runs: dict) -> dict:
             subsets[sub] = {"n": sizes.pop(), "twin": mean_std(b), "supervised": mean_std(a), "gain": seed_test(a, b)}
         contrasts = {}
         for x, y in CONTRASTS:
+            if not (subsets[x]["n"] and subsets[y]["n"]):
+                continue  # a subset without instances has no accuracy to compare
             d_sup = [r[x]["accuracy"] - r[y]["accuracy"] for r in sup_evals]
             d_base = [r[x]["accuracy"] - r[y]["accuracy"] for r in base_evals]
             contrasts[f"{x} - {y}"] = {**seed_test(d_sup, d_base), "interval": welch_interval(d_sup, d_base)}
@@ -319,11 +321,11 @@ def table3_reading(t: dict) -> str:
                    and c["interval"][0] < 0 < c["interval"][1] else "not told apart once Holm counts the contrasts")
         parts.append(f"the gain on {x} (n = {n[0]:,}) {'exceeds' if c['diff'] > 0 else 'falls short of'} that on "
                      f"{y} (n = {n[1]:,}) by {abs(c['diff']):.2f} points, {verdict}")
-    small = [f"{k} ({r['n']})" for k, r in t["subsets"].items() if r["n"] < 100]
-    text = "; ".join(parts) + "."
+    small = [f"{k} ({r['n']})" for k, r in t["subsets"].items() if 0 < r["n"] < 100]
+    text = "; ".join(parts) + "." if parts else "No contrast: a subset has no instances."
     if small:
-        text += (f" A subset under 100 instances moves by {100 / min(r['n'] for r in t['subsets'].values()):.2f} "
-                 f"points an instance: {', '.join(small)}.")
+        fewest = min(r["n"] for r in t["subsets"].values() if r["n"])
+        text += f" A subset under 100 instances moves by {100 / fewest:.2f} points an instance: {', '.join(small)}."
     return text[0].upper() + text[1:]
 
 
@@ -445,8 +447,7 @@ def main(argv=None) -> int:
     p.add_argument("--valid-interval", type=int, default=500, help="the --converge rule's updates between validations")
     p.add_argument("--readme", default=None, help="also write the table into this file's lambada-summary block")
     a = p.parse_args(argv)
-    for block in ("lambada-summary", "lambada-table5", "lambada-table3"):  # answered before any work, not after it
-        exit_unless_block(p, a.readme, block)
+    exit_unless_block(p, a.readme, "lambada-summary")  # answered before any work, not after it
     res = Path(a.results)
     try:
         runs = {f.name[: -len(".eval.json")]: read_json(f, ROWS) for f in sorted(res.glob("*.eval.json"))}
@@ -503,8 +504,10 @@ def main(argv=None) -> int:
         with atomic_path(str(res / name)) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
     if a.readme:
-        for block, text in (("lambada-summary", md), ("lambada-table5", md5), ("lambada-table3", md3)):
-            replace_block(Path(a.readme), block, text)
+        replace_block(Path(a.readme), "lambada-summary", md)
+        for block, text in (("lambada-table5", md5), ("lambada-table3", md3)):  # where the README has them
+            if has_block(Path(a.readme), block):
+                replace_block(Path(a.readme), block, text)
     print(full)
     return 0
 

@@ -49,8 +49,9 @@ def load_runs(results: Path, tag: str) -> dict:
         if not m or (not tag and m.group(1) not in ORDER):
             continue
         r = read_json(path, SETUP + LEVELS)
-        for level in LEVELS:
-            percent(path, r[level].get("accuracy") if isinstance(r[level], dict) else r[level], f"{level} accuracy")
+        for level in LEVELS:  # (a level without questions has no accuracy)
+            if isinstance(r[level], dict) and r[level].get("n"):
+                percent(path, r[level].get("accuracy"), f"{level} accuracy")
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
         r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
         runs.setdefault(m.group(1), {})[int(m.group(2))] = r

@@ -31,6 +31,16 @@ def _block(path: Path, name: str) -> tuple[str, int, int]:
     return src, b[0].end(), e[0].start()
 
 
+def has_block(path: Path, name: str) -> bool:
+    """Whether ``path`` holds the block ``name`` (its markers once each, in order): optional tables go where a README
+    asks for them."""
+    try:
+        _block(path, name)
+    except ValueError:
+        return False
+    return True
+
+
 def check_block(path: Path, name: str) -> None:
     """Raise the ValueError replace_block would, before a summary spends minutes on work it could not write."""
     _block(path, name)
