@@ -86,39 +86,6 @@ for t in $TASKS; do case $t in CoLA|SST-2|CoNLL-2003) ;; *) die "unknown task $t
 SUFFIX=""; [ ${#FP16[@]} -eq 0 ] || SUFFIX=_fp16
 [ "$RES" != default ] || RES=$ROOT/results/encoders_table1$SUFFIX
 [ "$CKPTS" != default ] || CKPTS=work/checkpoints/encoders_table1$SUFFIX
-# the folder's protocol.json (summarize_sla_table.py reads it): written by the call that makes the table, and every
-# later call must fit it (budgets, validations, seeds, systems), so a trial never trains into a table
-if [ "$MODE" != status ]; then
-  python3 - "$RES/protocol.json" "$VALIDATIONS" "$TASKS" "$SEEDS" "$SYSTEMS" "$ALL_SEEDS" "$ALL_SYSTEMS" \
-    "CoLA=${UPDATES[CoLA]}" "SST-2=${UPDATES[SST-2]}" "CoNLL-2003=${UPDATES[CoNLL-2003]}" <<'EOF' || exit 1
-import json, os, sys
-path, validations, tasks, seeds, systems, all_seeds, all_systems, *budgets = sys.argv[1:]
-split = {"CoLA": "valid", "SST-2": "valid", "CoNLL-2003": "test"}
-budget = {t: int(n) for t, n in (b.split("=") for b in budgets)}
-seeds, all_seeds = [int(x) for x in seeds.split()], [int(x) for x in all_seeds.split()]
-systems, all_systems = systems.split(), all_systems.split()
-if not os.path.exists(path):
-    prot = {"tasks": {t: {"max_update": budget[t], "split": split[t]} for t in split},
-            "systems": all_systems if set(systems) <= set(all_systems) else systems,
-            "seeds": all_seeds if set(seeds) <= set(all_seeds) else seeds, "validations": int(validations)}
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as fh:
-        fh.write(json.dumps(prot, indent=1) + "\n")
-    os.replace(path + ".tmp", path)
-    sys.exit(0)
-with open(path) as fh:
-    prot = json.load(fh)
-bad = [f"--updates-{t} {budget[t]}: the table's runs train {prot['tasks'][t]['max_update']} updates"
-       for t in tasks.split() if budget[t] != prot["tasks"][t]["max_update"]]
-if int(validations) != prot.get("validations", 10):
-    bad.append(f"--validations {validations}: the table's runs validate {prot.get('validations', 10)} times")
-bad += [f"seed {s} is not one of the table's ({', '.join(map(str, prot['seeds']))})" for s in seeds
-        if s not in prot["seeds"]]
-bad += [f"system {s} is not one of the table's" for s in systems if s not in prot["systems"]]
-if bad:
-    sys.exit(f"error: {'; '.join(bad)} ({path}); a trial goes to its own --out (and --checkpoints)")
-EOF
-fi
 [[ $CKPTS = /* ]] || CKPTS=$ROOT/$CKPTS
 [[ $DATA_ROOT = /* ]] || DATA_ROOT=$ROOT/$DATA_ROOT
 [[ $PRETRAINED = /* ]] || PRETRAINED=$ROOT/$PRETRAINED
@@ -161,6 +128,39 @@ for seed in "${seeds[@]}"; do for task in $TASKS; do for system in $SYSTEMS; do
   { is_control "$system" && [ "$task" != CoNLL-2003 ]; } || queue "$task" "$system" "$seed"
 done; done; done
 [ ${#runs[@]} -gt 0 ] || die "no run in this plan (--tasks '$TASKS', --systems '$SYSTEMS'): the controls run on CoNLL-2003 only"
+# the folder's protocol.json (summarize_sla_table.py reads it): written by the call that makes the table, and every
+# later call must fit it (budgets, validations, seeds, systems), so a trial never trains into a table
+if [ "$MODE" != status ] && { [ "$MODE" != summary ] || [ -f "$RES/protocol.json" ]; }; then
+  python3 - "$RES/protocol.json" "$VALIDATIONS" "$TASKS" "$SEEDS" "$SYSTEMS" "$ALL_SEEDS" "$ALL_SYSTEMS" \
+    "CoLA=${UPDATES[CoLA]}" "SST-2=${UPDATES[SST-2]}" "CoNLL-2003=${UPDATES[CoNLL-2003]}" <<'EOF' || exit 1
+import json, os, sys
+path, validations, tasks, seeds, systems, all_seeds, all_systems, *budgets = sys.argv[1:]
+split = {"CoLA": "valid", "SST-2": "valid", "CoNLL-2003": "test"}
+budget = {t: int(n) for t, n in (b.split("=") for b in budgets)}
+seeds, all_seeds = [int(x) for x in seeds.split()], [int(x) for x in all_seeds.split()]
+systems, all_systems = systems.split(), all_systems.split()
+if not os.path.exists(path):
+    prot = {"tasks": {t: {"max_update": budget[t], "split": split[t]} for t in split},
+            "systems": all_systems if set(systems) <= set(all_systems) else systems,
+            "seeds": all_seeds if set(seeds) <= set(all_seeds) else seeds, "validations": int(validations)}
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as fh:
+        fh.write(json.dumps(prot, indent=1) + "\n")
+    os.replace(path + ".tmp", path)
+    sys.exit(0)
+with open(path) as fh:
+    prot = json.load(fh)
+bad = [f"--updates-{t} {budget[t]}: the table's runs train {prot['tasks'][t]['max_update']} updates (max_update)"
+       for t in tasks.split() if budget[t] != prot["tasks"][t]["max_update"]]
+if int(validations) != prot.get("validations", 10):
+    bad.append(f"--validations {validations}: the table's runs validate {prot.get('validations', 10)} times")
+bad += [f"seed {s} is not one of the table's ({', '.join(map(str, prot['seeds']))})" for s in seeds
+        if s not in prot["seeds"]]
+bad += [f"system {s} is not one of the table's" for s in systems if s not in prot["systems"]]
+if bad:
+    sys.exit(f"error: {'; '.join(bad)} ({path}); a trial goes to its own --out (and --checkpoints)")
+EOF
+fi
 
 has_gates() { case $1 in wla|sla|sla_random_trees) return 0 ;; *) return 1 ;; esac; }
 scored_split() { if [ "$1" = CoNLL-2003 ]; then echo test; else echo valid; fi; }

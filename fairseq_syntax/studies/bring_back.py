@@ -35,8 +35,8 @@ def runs_in(folder: Path, where: str) -> dict[str, dict[str, Path]]:
     ValueError naming it."""
     runs: dict[str, dict[str, Path]] = {}
     for p in sorted(folder.iterdir()):
-        if p.name in ("summary.json", "summary.md") or p.suffix == ".png":
-            continue
+        if p.name in ("summary.json", "summary.md", "protocol.json") or p.suffix == ".png":
+            continue  # the table's own files: its protocol is compared whole (check)
         m = RUN_FILE.fullmatch(p.name)
         if p.is_symlink() or not p.is_file() or not m:
             raise ValueError(f"{where}: {p.name}: not a run's file (expected TASK_SYSTEM_seedN.eval.json, "
@@ -49,6 +49,10 @@ def check(got: Path, into: Path, precision: str, where: str) -> dict[str, dict[s
     """The runs of ``got`` to copy into ``into`` (identical ones already there left out); ValueError otherwise."""
     new = runs_in(got, where)
     have = runs_in(into, str(into)) if into.is_dir() else {}
+    theirs, ours = got / "protocol.json", into / "protocol.json"
+    if theirs.is_file() and ours.is_file() and read_json(theirs) != read_json(ours):
+        raise ValueError(f"{where}: its runs were trained under another protocol than {ours} (budgets, seeds or "
+                         "systems): bring them back into another --into")
     protocol: dict[str, dict] = {}
     for run, files in have.items():
         if "eval.json" in files:
