@@ -135,7 +135,7 @@ def drop_heads(model):
     model.forward = without_heads
 
 
-def same_function(trainer, sample, device) -> dict:
+def same_function(trainer, sample) -> dict:
     """The fast path against the reference path on one batch, in fp32 (no TF32), in eval mode: the loss and
     every gradient of the model. Returns the largest differences."""
     import torch
@@ -143,7 +143,7 @@ def same_function(trainer, sample, device) -> dict:
     from fairseq_syntax.modules.attention_kernels import forced_path
 
     model, crit = trainer.model, trainer.criterion
-    sample = trainer._prepare_sample(sample)[0] if hasattr(trainer, "_prepare_sample") else sample
+    sample = trainer._prepare_sample(sample)[0]  # on the trainer's device, as train_step moves it
     saved = model.training
     model.float().eval()
     tf32 = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
@@ -258,7 +258,7 @@ def run(a) -> int:
                 batches = (batches * need)[:need]  # a small slice's batches come round again: a ratio allows it
                 if not checked:  # the fast path computes the reference function here, or nothing is timed
                     for name, tr in list(trainers.items())[1:]:
-                        check = same_function(tr, batches[0], a.device)
+                        check = same_function(tr, batches[0])
                         result["checks"][f"{family} {name}"] = check
                         print(f"[matrix] {family} {name}: fused against reference: {check}", flush=True)
                         if not check["ok"]:

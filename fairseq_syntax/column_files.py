@@ -6,13 +6,14 @@ are: a file read as something else must fail on its first wrong line, named, nev
 - every non-blank line has the file's one column count (given, or the first line's), else the file, the line and
   the first line that set the count are named (a space or U+00A0 inside a token, or a file cut short, shifted or
   dropped text silently);
-- a last line without its newline is named when it is short of columns (a file cut mid-line).
+- a last line without its line end is named when it is short of columns (a file cut mid-line).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Iterator, Optional
+
+from .text_io import text_lines
 
 BOM = "\ufeff"
 
@@ -21,33 +22,18 @@ BOM = "\ufeff"
 class Row:
     line: int
     cells: list  # [] for a blank line
-    last_without_newline: bool = False
 
 
 def text_rows(path: str) -> Iterator[tuple[int, str, bool]]:
-    """(line number, text without its line end, whether it ended with one) for every line of a UTF-8 file."""
-    if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise ValueError(f"{path}: is a directory, not a text file")
+    """(line number, text without its line end, whether it ended with one) for every line of a UTF-8 file, read by
+    text_io.text_lines (which names a missing file, a folder, a line that is not UTF-8); a lone CR ends a line too."""
     n = 0
-    with open(path, "rb") as fh:
-        for raw in fh:
-            ended = raw.endswith(b"\n")
-            body = raw[:-1] if ended else raw
-            if body.endswith(b"\r"):
-                body = body[:-1]
-            parts = body.split(b"\r")  # a lone CR ends a line too
-            for k, part in enumerate(parts):
-                n += 1
-                try:
-                    text = part.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise ValueError(f"{path}:{n}: not valid UTF-8 (byte 0x{part[e.start]:02x} at column "
-                                     f"{e.start + 1}); convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)") from None
-                if n == 1 and text.startswith(BOM):
-                    text = text[1:]
-                yield n, text, ended or k < len(parts) - 1
+    for raw in text_lines(path):
+        ended = raw.endswith(("\n", "\r"))
+        parts = raw.rstrip("\n").removesuffix("\r").split("\r")
+        for k, text in enumerate(parts):
+            n += 1
+            yield n, text.removeprefix(BOM) if n == 1 else text, ended or k < len(parts) - 1
 
 
 def column_rows(path: str, sep: Optional[str] = None, columns: Optional[int] = None,
@@ -58,7 +44,7 @@ def column_rows(path: str, sep: Optional[str] = None, columns: Optional[int] = N
     first = None
     for n, text, ended in text_rows(path):
         if not text.strip():
-            yield Row(n, [], not ended)
+            yield Row(n, [])
             continue
         cells = text.split() if sep is None else text.split(sep)
         if columns is None:
@@ -70,4 +56,4 @@ def column_rows(path: str, sep: Optional[str] = None, columns: Optional[int] = N
                       " (a tab inside the text?)" if len(cells) > columns else "")
             raise ValueError(f"{path}:{n}: {len(cells)} {'tab-separated ' if sep == chr(9) else ''}columns, expected "
                              f"{where}{inside}.{cut}")
-        yield Row(n, cells, not ended)
+        yield Row(n, cells)

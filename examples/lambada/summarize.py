@@ -102,8 +102,7 @@ def systems_table(runs: dict, tests: list[dict], res: Path, patience: int, max_u
             **({"mcnemar_p_vs": {base_run: p}} if p is not None else {})}
     for system, row in out.items():
         accs = [v["accuracy"] for v in row["runs"].values()]
-        row.update({"seeds": len(accs), "mean": round(statistics.mean(accs), 2),
-                    "std": round(statistics.stdev(accs), 2) if len(accs) > 1 else None,
+        row.update({"seeds": len(accs), **mean_std(accs),
                     "compared_with": twin(system) if twin(system) in out else None})
     for system, row in out.items():
         if row["compared_with"]:
@@ -132,7 +131,7 @@ def markdown(summary: dict) -> str:
     for system in sorted(summary["systems"], key=lambda s: (twin(s) or s, twin(s) is not None, s)):
         row = summary["systems"][system]
         runs = row["runs"]
-        acc = f"{row['mean']:.2f}" + (f" ± {row['std']:.2f}" if row["std"] is not None else "")
+        acc = cell(row)
         ps = [p for p in map(twin_p, runs.values()) if p is not None]
         ps_txt = (", ".join(format_p(p) for p in ps) + f" (vs {row['compared_with']})") if ps else "–"
         best = ", ".join(f"{r['trained']['best_update']:,}" if r["trained"]["best_update"] else "–" for r in runs.values())

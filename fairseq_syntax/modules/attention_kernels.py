@@ -20,9 +20,6 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-HALF = (torch.float16, torch.bfloat16)
-
-
 def masked_backends(device: torch.device) -> Optional[list]:
     """The SDPA backends a masked call may use on ``device``; None: torch's own choice."""
     if device.type != "cuda":

@@ -167,10 +167,10 @@ class SyntaxGuidedAggregation(nn.Module):
         x = h.transpose(0, 1)
         alpha = self.alpha().to(h.dtype)
         fused = fused_path(h) if fused is None else fused
-        if read_rows is not None and not need_weights and (not fused or read_rows_pays(h.device)):
-            return self.read_rows_only(x, allowed, keep_h, read_rows, alpha).transpose(0, 1), {"sdoi_mask": allowed}
         if read_rows is not None and not need_weights and read_rows.shape != keep_h.shape:
             raise ValueError(f"read_rows has shape {tuple(read_rows.shape)}, the input {tuple(keep_h.shape)}")
+        if read_rows is not None and not need_weights and (not fused or read_rows_pays(h.device)):
+            return self.read_rows_only(x, allowed, keep_h, read_rows, alpha).transpose(0, 1), {"sdoi_mask": allowed}
         mask = additive_mask(allowed.unsqueeze(1), h.dtype) if fused and not need_weights else allowed
         weights = []
         for layer in self.layers:
@@ -184,8 +184,6 @@ class SyntaxGuidedAggregation(nn.Module):
 
     def read_rows_only(self, h, allowed, keep_h, read_rows, alpha):
         """H̄ [B, T, C] exact at ``read_rows`` and H elsewhere; the last layer runs on those rows only."""
-        if read_rows.shape != keep_h.shape:
-            raise ValueError(f"read_rows has shape {tuple(read_rows.shape)}, the input {tuple(keep_h.shape)}")
         if not read_rows.any():
             return h
         x = h

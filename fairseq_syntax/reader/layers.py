@@ -127,8 +127,7 @@ class SelfAttentionLayer(nn.Module):
         if head_allowed is not None:
             disallowed = disallowed | ~head_allowed
         if not need_weights and fused_path(x):
-            bias = torch.zeros(disallowed.shape, dtype=q.dtype, device=q.device)
-            bias.masked_fill_(disallowed, torch.finfo(q.dtype).min)  # as mask_scores: an empty row is uniform
+            bias = mask_scores(q.new_zeros(disallowed.shape), disallowed)  # as the scores below: an empty row is uniform
             ctx = attention(q, k, v, bias, self.drop.p if self.training else 0.0).transpose(1, 2).reshape(b, t, d)
             x = x + self.drop(self.out(ctx))
             return x + self.drop(self.ffn(self.ln2(x))), None
