@@ -42,6 +42,7 @@ setup(
             "fairseq-syntax-lambada-eval = fairseq_syntax.reader.lambada_eval:main",
             "fairseq-syntax-average = fairseq_syntax.cli.average:main",
             "fairseq-syntax-provenance = fairseq_syntax.cli.provenance:main",
+            "fairseq-syntax-prep = fairseq_syntax.data_prep.cli:main",
             "fairseq-syntax-race = fairseq_syntax.race.prep:main",
             "fairseq-syntax-race-eval = fairseq_syntax.race.evaluate:main",
             "fairseq-syntax-ner-eval = fairseq_syntax.cli.ner_eval:main",

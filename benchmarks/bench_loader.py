@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.pipeline.atomic import atomic_path
 
 
 def user_args(data, task, arch, *extra):

@@ -20,7 +20,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.training_log import is_start, open_log
 
 INNER = re.compile(r"\| train_inner \| .*?\bwps=([0-9.]+), .*?\bwpb=([0-9.]+), .*?\bnum_updates=(\d+)")

@@ -1,6 +1,6 @@
 """``FAIRSEQ_SYNTAX_QUICK=1``: try the README's commands end to end in minutes, exactly as written.
 
-The data-prep scripts then prepare slices (data-prep/common.sh: ``quick_slice``), and ``fairseq-train`` with the
+The data-prep recipes then prepare slices (``fairseq_syntax/pipeline/options.py: quick_slice``), and ``fairseq-train`` with the
 plugin stops after 2 updates of at most 2 examples on the CPU: the plugin is imported (``--user-dir``) before
 fairseq parses the command line, so it appends ``--max-update 2 --cpu --batch-size 2`` there, and says so.
 (RACE's batch of 16 questions at 384 positions alone takes 11 GB on the CPU; a quick try should fit a laptop.)

@@ -20,7 +20,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # this checkout's package, installed or not
-from fairseq_syntax.atomic import atomic_path  # noqa: E402
+from fairseq_syntax.pipeline.atomic import atomic_path  # noqa: E402
 FAIRSEQ = {
     "fairseq-preprocess": "fairseq_cli.preprocess:cli_main",
     "fairseq-train": "fairseq_cli.train:cli_main",

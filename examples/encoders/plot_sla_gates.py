@@ -74,7 +74,7 @@ def main():
     p.add_argument("--out", default=str(ROOT / "results/encoders/sla_gates.png"))
     p.add_argument("--run-json", metavar="FILE", help="write the one --checkpoint's gates to FILE, without a figure")
     args = p.parse_args()
-    from fairseq_syntax.atomic import atomic_path
+    from fairseq_syntax.pipeline.atomic import atomic_path
 
     def gates_of(*a, **kw):  # a checkpoint without gates, a missing split: one line naming it, no traceback
         try:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from fairseq_syntax.atomic import atomic_path  # noqa: E402
+from fairseq_syntax.pipeline.atomic import atomic_path  # noqa: E402
 
 METRIC = {"CoLA": "mcc", "SST-2": "accuracy"}
 FIELDS = ("task", "arch", "seed", "accuracy", "mcc")

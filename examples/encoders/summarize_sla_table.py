@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from fairseq_syntax.arg_types import int_at_least
-from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl

@@ -30,7 +30,7 @@ import statistics
 from pathlib import Path
 
 from fairseq_syntax.studies.early_stopping import convergence
-from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, has_block, replace_block
 from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,

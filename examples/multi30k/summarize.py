@@ -28,7 +28,7 @@ from pathlib import Path
 
 from fairseq_syntax.arg_types import int_at_least
 from fairseq_syntax.studies.early_stopping import convergence
-from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import read_json, read_lines
 from fairseq_syntax.studies.seed_statistics import format_seed_test, seed_test

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from ..parsing.backends import first_different_token
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_subwords, words_from_subwords

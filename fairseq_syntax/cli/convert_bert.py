@@ -17,7 +17,7 @@ import shutil
 import sys
 from types import SimpleNamespace
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from .guards import check_outputs, files_under
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from ..arg_types import positive_int, split_name
 from .guards import check_outputs, files_under
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from ..column_files import column_rows
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_word_starts

@@ -80,9 +80,9 @@ def bring_conllu(args) -> int:
     import os
     import shutil
 
-    from ..atomic import atomic_path
-    from ..parsing.sharded import (check_conllu_matches, read_tokenized_with_digest, record_path, sha1_of,
-                                   write_record)
+    from ..pipeline.atomic import atomic_path
+    from ..parsing.sharded import check_conllu_matches, read_tokenized_with_digest, record_path, write_record
+    from ..pipeline.records import sha1_file
 
     if not args.conllu:
         print("fairseq-syntax-parse: error: --parser conllu needs --conllu FILE", file=sys.stderr)
@@ -97,7 +97,7 @@ def bring_conllu(args) -> int:
                 shutil.copyfile(args.conllu, tmp)
             write_record(args.output, args.input, digest, len(sents),
                          {"backend": "conllu", "model": None, "source": os.path.basename(args.conllu),
-                          "source_sha1": sha1_of(args.conllu)})
+                          "source_sha1": sha1_file(args.conllu)})
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-parse: error: {e}", file=sys.stderr)
         return 1

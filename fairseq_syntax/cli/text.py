@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 
 from ..text_prep.clean import clean_parallel
 from ..text_prep.moses import tokenize_file

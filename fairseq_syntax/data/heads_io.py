@@ -7,7 +7,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from ..syntax.alignment import check_subword_heads
 from ..text_io import text_lines
 

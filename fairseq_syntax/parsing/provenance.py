@@ -13,7 +13,7 @@ import os
 import shutil
 from typing import Callable, Sequence
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from .backends import (Parser, describe_provenance, get_parser, installed_version, parser_provenance,
                        stanza_models_present)
 

@@ -8,7 +8,6 @@ renamed into place atomically and never parsed again, so a stopped run resumes.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import multiprocessing as mp
@@ -18,7 +17,10 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from ..atomic import atomic_path, check_own_folder, plan_folder, read_own_json, remove_own_folder
+from ..pipeline.atomic import atomic_path, write_text
+from ..pipeline.locks import FileLock, Held
+from ..pipeline.ownership import check_own_folder, remove_own_folder
+from ..pipeline.records import plan_folder, read_own_json
 from ..text_io import text_lines
 from .backends import describe_provenance, first_different_token, get_parser, parser_provenance
 from .conllu import format_conllu, read_conllu_file
@@ -62,14 +64,6 @@ def read_tokenized_with_digest(path: str) -> tuple[list[str], str]:
     return sents, h.hexdigest()
 
 
-def sha1_of(path: str) -> str:
-    h = hashlib.sha1()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def record_path(output: str) -> str:
     """Beside a finished parse: the digest of its input and the parser that made it."""
     return output + ".provenance.json"
@@ -80,7 +74,7 @@ def read_record(output: str) -> "dict | None":
 
 
 def write_record(output: str, input_path: str, input_sha1: str, lines: int, parser: dict) -> None:
-    _write_atomic(record_path(output), json.dumps({"input": os.path.basename(input_path), "input_sha1": input_sha1,
+    write_text(record_path(output), json.dumps({"input": os.path.basename(input_path), "input_sha1": input_sha1,
                                                    "lines": lines, "parser": parser}, indent=1, sort_keys=True) + "\n")
 
 
@@ -108,30 +102,22 @@ def output_lock(output: str, merging: bool = True):
     the two deleting each other's shards. Job-array tasks (``--shard i/N``) only add shards and never merge,
     so they share the lock with each other and exclude only a run that merges."""
     path = output + ".lock"
-    fh = open(path, "a+")
     try:
-        try:
-            fcntl.flock(fh, (fcntl.LOCK_EX if merging else fcntl.LOCK_SH) | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RuntimeError(f"{output}: {_lock_holder(fh)} is writing it; wait for it to finish") from None
+        lock = FileLock(path, shared=not merging)
+    except Held as held:
+        raise RuntimeError(f"{output}: {_lock_holder(path, str(held))} is writing it; wait for it to finish") from None
+    with lock:
         if merging:  # array tasks leave the file alone: it names the one exclusive holder
-            fh.seek(0)
-            fh.truncate()
-            fh.write(f"pid {os.getpid()}\n")
-            fh.flush()
+            lock.claim("fairseq-syntax-parse")
         yield
-    finally:
-        fh.close()
 
 
-def _lock_holder(fh) -> str:
+def _lock_holder(path: str, text: str) -> str:
     """Who holds a lock we were refused: a shared lock still to be had means only job-array tasks hold it."""
     try:
-        fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        fh.seek(0)
-        return f"another run ({fh.read().strip() or 'another process'})"
-    fcntl.flock(fh, fcntl.LOCK_UN)
+        FileLock(path, shared=True).release()
+    except Held:
+        return f"another run ({text or 'another process'})"
     return "a job-array task (--shard i/N) parsing its shards"
 
 
@@ -141,11 +127,6 @@ def shard_dir(output: str) -> str:
 
 def shard_path(output: str, k: int) -> str:
     return os.path.join(shard_dir(output), f"{k:06d}.conllu")
-
-
-def _write_atomic(path: str, text: str) -> None:
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
 
 
 def _prepare(plan: ShardPlan, output: str, merging: bool) -> None:
@@ -191,7 +172,7 @@ def _parse_shard(job):
     for i, (src, p) in enumerate(zip(sents, parsed)):
         if len(p.heads) != len(src):
             raise RuntimeError(f"shard {k}, sentence {i}: the parser changed the token count")
-    _write_atomic(shard_path(output, k), "".join(format_conllu(p) for p in parsed))
+    write_text(shard_path(output, k), "".join(format_conllu(p) for p in parsed))
     return k, len(sents), sum(len(s) for s in sents)
 
 

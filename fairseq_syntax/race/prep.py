@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from ..parsing.conllu import read_conllu_file
 from ..syntax.alignment import align_heads_to_word_starts
 from ..text_io import text_lines

@@ -9,7 +9,7 @@ import numpy as np
 from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import best_fitting_int_dtype
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from ..data.heads_io import IndexedWriter
 from .annotate import target_type
 from .dataset import PARTS, prefix

@@ -16,7 +16,9 @@ import sys
 import time
 from typing import Sequence
 
-from ..atomic import atomic_path, check_own_folder, plan_folder, remove_own_folder
+from ..pipeline.atomic import atomic_path
+from ..pipeline.ownership import check_own_folder, remove_own_folder
+from ..pipeline.records import plan_folder
 from .chains import check_coref_jsonl, read_coref_jsonl
 
 BACKENDS = ("neuralcoref", "stanza", "jsonl")

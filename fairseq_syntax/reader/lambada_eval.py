@@ -12,7 +12,7 @@ import os
 import sys
 
 from ..arg_types import split_name
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from ..cli.guards import check_outputs, files_under
 
 

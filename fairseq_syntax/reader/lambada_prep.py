@@ -19,7 +19,8 @@ import time
 from collections import Counter
 
 from ..arg_types import non_negative_int, positive_int, split_name, split_names
-from ..atomic import atomic_path, read_own_json
+from ..pipeline.atomic import atomic_path
+from ..pipeline.records import read_own_json
 from ..cli.guards import check_outputs
 from .instances import (Rejected, check_training_instance, cut_passages, make_instance, read_passages,
                          read_stopwords, split_sentences)
@@ -121,7 +122,7 @@ def cmd_fetch_coref_wheels(a) -> int:
 
 
 def cmd_coref(a) -> int:
-    from ..parsing.sharded import sha1_of
+    from ..pipeline.records import sha1_file as sha1_of
     from .annotate import read_instances
     from .chains import check_coref_jsonl
     from .coref import passages_sha1

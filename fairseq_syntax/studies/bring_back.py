@@ -19,7 +19,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 from .result_files import percent, read_json
 from .training_log import training_setup
 

