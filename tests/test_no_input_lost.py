@@ -536,9 +536,12 @@ touch "{gate}.free"; wait $first
     out = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
     assert out.stdout.splitlines() == ["second: refused", "third: took it"], out.stdout + out.stderr
     assert "another process (pid " in out.stderr and "is training this run; left to it" in out.stderr, out.stderr
-    for path in REPRODUCTIONS:
-        text = (ROOT / path).read_text()
-        assert text.count('mkdir -p "$ck"\n  lock_run "$ck" || return 1\n') == 1, path  # as it makes the run folder
+    for path in REPRODUCTIONS:  # as it makes the run folder
+        runner = (ROOT / path).with_suffix(".py")
+        if runner.exists():
+            assert runner.read_text().count("os.makedirs(ck, exist_ok=True)\n        lock = lock_run(ck)\n") == 1, runner
+        else:
+            assert (ROOT / path).read_text().count('mkdir -p "$ck"\n  lock_run "$ck" || return 1\n') == 1, path
     # without flock the run is not "held by another process" (that would leave every run untrained): an error
     tools = tmp_path / "tools"
     tools.mkdir()
