@@ -12,16 +12,17 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 UPDATES=250
 OUT=$ROOT/work
-source "$ROOT/data-prep/common.sh"  # need_value, need_int, die
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case $1 in
-    --updates) need_value "$@"; UPDATES=$2; shift 2 ;;
-    --out) need_value "$@"; OUT=$2; shift 2 ;;
+    --updates|--out)
+      [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || die "$1 needs a value; --help lists the options"
+      if [ "$1" = --updates ]; then UPDATES=$2; else OUT=$2; fi; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
-need_int --updates "$UPDATES" 1
+[[ $UPDATES =~ ^[1-9][0-9]{0,17}$ ]] || die "--updates takes a whole number of at least 1, got '$UPDATES'"
 export PATH="$ROOT/.venv/bin:$PATH"
 export PYTHONWARNINGS=ignore
 : "${MULTI30K_DIR:=}"

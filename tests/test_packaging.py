@@ -74,12 +74,17 @@ def without_install(tmp_path):
 
 
 def test_console_scripts_run_where_nothing_is_installed(tmp_path):
-    """data-prep/common.sh: console_scripts writes a wrapper for every console script of the package (the
-    installed metadata's, read here from setup.py) and of fairseq, and `python`, first on PATH."""
+    """fairseq_syntax/studies/runs.py, console_env: where nothing is installed, wrappers for every console script of
+    the package (the installed metadata's, read here from setup.py) and of fairseq, and `python`, go first on PATH."""
     root, env = without_install(tmp_path)
-    script = ("source data-prep/common.sh; console_scripts; command -v python fairseq-train fairseq-generate; "
-              "fairseq-syntax-user-dir; fairseq-train --help | grep -m1 ^usage; fairseq-syntax-average --help | grep -m1 ^usage")
-    proc = subprocess.run(["/bin/bash", "-c", script], cwd=root, env=env, capture_output=True, text=True,
+    code = ("import subprocess, sys; sys.path.insert(0, sys.argv[1]); from fairseq_syntax.studies.runs import console_env\n"
+            "e = console_env(); w = lambda c: subprocess.run(['sh', '-c', 'command -v ' + c], env=e, "
+            "capture_output=True, text=True).stdout.strip()\n"
+            "print(w('python')); print(w('fairseq-train')); print(w('fairseq-generate'))\n"
+            "print(subprocess.run(['fairseq-syntax-user-dir'], env=e, capture_output=True, text=True).stdout.strip())\n"
+            "for c in ('fairseq-train', 'fairseq-syntax-average'):\n"
+            "    print(subprocess.run([c, '--help'], env=e, capture_output=True, text=True).stdout.splitlines()[0])")
+    proc = subprocess.run(["python3", "-c", code, str(root)], cwd=root, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     wrappers = root / "work/console-scripts"
@@ -91,7 +96,7 @@ def test_console_scripts_run_where_nothing_is_installed(tmp_path):
                  if ep.dist is not None and ep.dist.name == "fairseq_syntax"}
     assert len(installed) >= 10 and installed <= {p.name for p in wrappers.iterdir()}
     written = (wrappers / "fairseq-train").stat().st_mtime_ns
-    again = subprocess.run(["/bin/bash", "-c", "source data-prep/common.sh; console_scripts; command -v python"],
-                           cwd=root, env=dict(env, PATH=f"{wrappers}:{env['PATH']}"), capture_output=True, text=True)
-    assert again.stdout.strip() == str(wrappers / "python")
+    again = subprocess.run(["python3", "-c", code.split("\nprint(subprocess")[0], str(root)], cwd=root,
+                           env=dict(env, PATH=f"{wrappers}:{env['PATH']}"), capture_output=True, text=True)
+    assert again.stdout.splitlines()[0] == str(wrappers / "python")
     assert (wrappers / "fairseq-train").stat().st_mtime_ns == written  # on PATH already: nothing written again

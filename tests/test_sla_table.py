@@ -3,6 +3,7 @@ slice, and its summarizer's paired tests on hand-made predictions."""
 import gzip
 import json
 import re
+import sys
 
 import pytest
 import torch
@@ -321,8 +322,9 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
     assert summary.returncode != 0 and f"{tmp_path / 'res'}: no such folder" in summary.stderr
     assert not (tmp_path / "res").exists() and not (tmp_path / "ck").exists()
     # a folder typed inside the checkout is kept relative to its root, as the committed records hold it
-    typed = run(["bash", "-c", f'source "{ROOT}/data-prep/common.sh"; cd examples && from_caller ../work/ck; '
-                 f'from_caller "{ROOT}/results"; from_caller ..; from_caller /elsewhere/ck'], cwd=ROOT)
+    typed = run([sys.executable, "-c", "import sys; from fairseq_syntax.pipeline.logs import from_caller\n"
+                 "for p in sys.argv[1:]: print(from_caller(p))", "../work/ck", f"{ROOT}/results", "..", "/elsewhere/ck"],
+                cwd=ROOT / "examples")
     assert typed.stdout.splitlines() == ["work/ck", "results", ".", "/elsewhere/ck"]
 
 
@@ -330,7 +332,7 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
 @pytest.mark.long  # minutes: started first (tests/conftest.py)
 def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_back(conll, minilm_converted,  # noqa: F811
                                                                                     tmp_path):
-    """examples/encoders/gpu_lease.sh as the device tool would run it, on the CPU: 'pack' splits the weights and packs
+    """benchmarks/gpu_lease.sh as the device tool would run it, on the CPU: 'pack' splits the weights and packs
     the prepared data inside the checkout, within 64 MiB a call; on a second checkout that holds only what each call
     carries, 'first' keeps one half, 'second' joins the halves (a damaged half is refused by its SHA-256 before
     anything trains), trains and packs the finished run; 'back' copies it in here without overwriting anything."""
@@ -341,7 +343,7 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
         where.mkdir()
         shutil.copy(ROOT / "setup.py", where)
         shutil.copy(ROOT / ".gitignore", where)  # work/ is not carried but by name
-        for part in ("data-prep", "fairseq_syntax", "examples"):
+        for part in ("data-prep", "fairseq_syntax", "examples", "benchmarks"):
             shutil.copytree(ROOT / part, where / part, ignore=shutil.ignore_patterns("__pycache__"))
         subprocess.run(["git", "init", "-q"], cwd=where, check=True)
         subprocess.run(["git", "add", "-A"], cwd=where, check=True)
@@ -352,7 +354,7 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
     shutil.copytree(minilm_converted, here / "work/minilm")
     (here / ".device/whl").mkdir(parents=True)  # what device-fairseq.sh fetch leaves (its build is not tried here)
     shutil.copy(ROOT / "../shared/tools/device-fairseq.sh", here / ".device")
-    lease = ["bash", str(here / "examples/encoders/gpu_lease.sh")]
+    lease = ["bash", str(here / "benchmarks/gpu_lease.sh")]
     packed = run(lease + ["pack", "--tasks", "CoNLL-2003"], cwd=here)
     assert re.search(r'call 1 carries \d+ MiB \(limit 64\): carry \[".device", "work/gpu-lease/minilm.part00"\]',
                      packed.stdout), packed.stdout
@@ -374,7 +376,7 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
     (device / "work/gpu-lease").mkdir(parents=True)
     shutil.copy(here / "work/gpu-lease/minilm.part00", device / "work/gpu-lease")
     env = {"GPU_LEASE_TMP": str(half), "OUT": str(out)}
-    there = ["bash", str(device / "examples/encoders/gpu_lease.sh")]
+    there = ["bash", str(device / "benchmarks/gpu_lease.sh")]
     run(there + ["first"], cwd=device, env=env)  # no .device there: fairseq is importable on this machine
     for f in ("minilm.part01", "model.sha256", "data.tgz"):
         shutil.copy(here / f"work/gpu-lease/{f}", device / "work/gpu-lease")
@@ -463,7 +465,7 @@ def test_gpu_lease_back_refuses_a_cut_archive_and_a_linked_results_folder(tmp_pa
     for tgz, why in ((linked, "holds a link or a path outside itself"), (cut, "a damaged or cut archive"),
                      (mixed, "CoLA_sla_seed1: trained in fp16, not the table's fp32; nothing copied"),
                      (named, "its gpu-lease/table is a link")):
-        out = run(["bash", str(ROOT / "examples/encoders/gpu_lease.sh"), "back", str(tgz), "--into", str(into)],
+        out = run(["bash", str(ROOT / "benchmarks/gpu_lease.sh"), "back", str(tgz), "--into", str(into)],
                   check=False)
         assert out.returncode == 1 and why in out.stderr, out.stderr
     assert not into.exists()

@@ -28,11 +28,10 @@ from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
 from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm, matthews,
                                                     mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
                                                     signed, significant, welch_interval)
+from fairseq_syntax.studies.table_protocol import METRIC, TASKS, read_protocol, refusal  # noqa: F401 (the tests read them here)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 from fairseq_syntax.text_prep.spans import f1, spans
 
-TASKS = ("CoLA", "SST-2", "CoNLL-2003")
-METRIC = {"CoLA": "mcc", "SST-2": "accuracy", "CoNLL-2003": "f1"}
 SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+ WLA (window i ± 3)",
            "sla": "+ SLA (tree distance ≤ 3)", "sgnet": "SG-Net (roberta_sgnet_small)",
            "sgnet_nomask": "SG-Net's layer, no mask (control)", "sgnet_random_trees": "SG-Net on random trees (control)",
@@ -44,49 +43,6 @@ CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_rando
 # its third seed took it to -0.11 (p = 0.58) (examples/encoders/LOG.md, 3 December)
 READ_AT = 3
 SEEDS_PLANNED = 5  # the paper's runs per cell, and this table's
-# The table's protocol is its folder's protocol.json, which reproduce_sla_table.sh writes when it makes the folder
-# (and checks every later call against): each task's budget and scored split, its systems and seeds. A run of
-# another (a trial's --updates-CoNLL-2003 10, a seed 6, a system the table does not list) is refused, named, never
-# averaged in. The committed table's: {"CoLA": 2400, "SST-2": 4200, "CoNLL-2003": 2200} updates, seeds 1-5.
-PROTOCOL_FILE = "protocol.json"
-
-
-def read_protocol(results: Path) -> dict | None:
-    path = results / PROTOCOL_FILE
-    if not path.exists():
-        print(f"summarize_sla_table.py: {path}: none; the runs are not checked against a protocol", file=sys.stderr)
-        return None
-    prot = read_json(path, ("tasks", "systems", "seeds"))
-    for task, t in prot["tasks"].items():
-        if task not in METRIC or not isinstance(t, dict) or set(t) != {"max_update", "split"}:
-            raise ValueError(f"{path}: {task}: expected one of {', '.join(TASKS)} with max_update and split")
-    return prot
-
-
-def refusal(e: dict, log: Path, prot: dict | None) -> str | None:
-    """Why a run is not of the table's protocol (None: it is), every reason: a system or seed the protocol does not
-    list, another budget or scored split, or a log that does not reach the budget."""
-    if prot is None:
-        return None
-    why = []
-    if e["system"] not in prot["systems"]:
-        why.append(f"system {e['system']!r} is not one of the table's ({', '.join(prot['systems'])})")
-    if e["seed"] not in prot["seeds"] or isinstance(e["seed"], bool):
-        why.append(f"seed {e['seed']!r} is not one of the table's ({', '.join(map(str, prot['seeds']))})")
-    want = prot["tasks"].get(e["task"])
-    if want is None:
-        why.append(f"task {e['task']} is not one of the table's")
-    else:
-        for key in ("max_update", "split"):
-            if e[key] != want[key]:
-                why.append(f"its {key} is {e[key]!r}, the table's {want[key]!r}")
-        if log.exists() and e["max_update"] == want["max_update"]:
-            reached = max(validations(str(log), METRIC[e["task"]], by="update"), default=None)
-            if reached != want["max_update"]:
-                why.append(f"its log's last validation is at update {reached}, not the budget's {want['max_update']}")
-    return "; ".join(why) + " (a trial: give it its own --out)" if why else None
-
-
 def references(system: str) -> list[str]:
     """What a system is tested against: the baseline, and a control also the system it controls."""
     return ["baseline"] + ([CONTROL_OF[system]] if system in CONTROL_OF else [])

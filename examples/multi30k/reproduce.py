@@ -1,0 +1,289 @@
+"""Converged comparison on Multi30k EN->DE: the vanilla transformer, SG-Net, and SG-Net's controls, several seeds,
+each trained until validation loss stops improving, the best checkpoint scored on every prepared test set.
+
+  bash examples/multi30k/reproduce.sh [--runs "SYSTEM:SEED ..."] [--jobs N] [--patience P] [--min-delta D]
+                                     [--max-update N] [--max-len-b N] [--fp16] [--out DIR] [--readme FILE]
+                                     [--no-summary | --summary-only | --status]
+
+Systems (same small sizes, recipe and batches; only what the name says differs):
+  vanilla              transformer_small_vanilla (3+3 layers)
+  sgnet                transformer_sgnet_small (vanilla + one SDOI layer and dual aggregation)
+  sgnet_random_trees   sgnet, every source parse replaced by a random tree over the same words (seed 1)
+  vanilla_plus1        vanilla with a 4th encoder layer: the parameter-matched baseline
+  sgnet_learn_alpha    sgnet --sgnet-learn-alpha
+  sgnet_first_head     sgnet --sgnet-subword-mode first_head
+The default runs: vanilla and sgnet seeds 1-3, then each control seeds 1-2 (RUNS).
+Validation every epoch; training stops after --patience (default 5) epochs without a validation loss lower by
+more than --min-delta (default 0.01) than the one that started the count, or at --max-update (default 8000);
+the best checkpoint by validation loss is scored. A finished run is stamped and skipped; a stopped one resumes from
+checkpoint_last.pt; one whose kept log and hypotheses are in results/ and whose checkpoints are not here (a fresh
+clone) is skipped. A run made with other options (its log's fairseq configuration, or where the stopping rule
+ends it) stops the script before anything is prepared or trains. --jobs runs that many trainings side by side
+(default 2), the cores split among them.
+--max-len-b caps each hypothesis at N tokens (fairseq-generate's option; default 200, fairseq's own). A model of a
+few updates rarely ends a sentence and decodes the whole 200; the tests give 10. Hypotheses decoded with another cap
+are never mixed with these: a folder of hypotheses records a cap other than 200 in hyp/max-len-b, and a call
+asking another stops before anything trains.
+--fp16 trains in half precision (on a GPU), into checkpoints of their own and results/multi30k_fp16 (no README
+table unless --readme): the summary records each run's precision and device, and refuses to average across them.
+Hypotheses, compressed logs and the α of learned-α runs go to results/multi30k/ (or --out); then
+examples/multi30k/summarize.py writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired
+bootstrap per seed) and the table into examples/multi30k/README.md's multi30k-summary block (--readme FILE for another file; with
+--out, only if --readme is given).
+--summary-only writes the summary of the runs finished so far and trains nothing; --status says where each run is.
+The data are $MULTI30K_DATA (default work/multi30k): a finished preparation there is used as it was made;
+otherwise data-prep/multi30k.sh prepares the full corpus there. The summary scores the committed hypotheses
+against that folder's references, so it must hold the full test sets, not a --max-eval slice.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from fairseq_syntax.pipeline.atomic import atomic_path, write_text  # noqa: E402
+from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
+from fairseq_syntax.pipeline.logs import ROOT, keep_log  # noqa: E402
+from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
+from fairseq_syntax.pipeline.options import need_int, parse  # noqa: E402
+from fairseq_syntax.studies import early_stopping  # noqa: E402
+from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
+                                         require_gpu, same_run, user_dir)
+from fairseq_syntax.studies.training_log import open_log  # noqa: E402
+
+RUNS = ("vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1 "
+        "sgnet_random_trees:2 vanilla_plus1:2 sgnet_learn_alpha:1 sgnet_learn_alpha:2 sgnet_first_head:1 "
+        "sgnet_first_head:2")
+SG = ["--task", "syntax_guided_translation", "--arch", "transformer_sgnet_small"]
+SYSTEMS = {  # --task and --arch and what else the system differs in
+    "vanilla": ["--task", "translation", "--arch", "transformer_small_vanilla"],
+    "vanilla_plus1": ["--task", "translation", "--arch", "transformer_small_vanilla", "--encoder-layers", "4"],
+    "sgnet": SG,
+    "sgnet_random_trees": SG + ["--heads-suffix", "randheads"],
+    "sgnet_learn_alpha": SG + ["--sgnet-learn-alpha"],
+    "sgnet_first_head": SG + ["--sgnet-subword-mode", "first_head"],
+}
+HINT = "Give another --out and MULTI30K_CHECKPOINTS, or remove that run's log and checkpoints to train it again"
+
+
+def main(argv):
+    o = parse(argv, {"--runs": RUNS, "--jobs": "2", "--patience": "5", "--min-delta": "0.01", "--max-update": "8000",
+                     "--max-len-b": "200", "--out": "", "--readme": ""},
+              ("--no-summary", "--summary-only", "--status", "--fp16"), __doc__)
+    summary = "status" if o["status"] else "only" if o["summary_only"] else "no" if o["no_summary"] else "yes"
+    if summary != "status":
+        no_quick_study()
+    jobs = need_int("--jobs", o["jobs"], 1)
+    patience = need_int("--patience", o["patience"])
+    max_update = need_int("--max-update", o["max_update"], 1)
+    max_len_b = need_int("--max-len-b", o["max_len_b"], 1)
+    if not re.fullmatch(r"[0-9]+([.][0-9]*)?|[.][0-9]+", o["min_delta"]):
+        raise Stop(f"--min-delta takes a validation-loss difference, got '{o['min_delta']}'")
+    min_delta = float(o["min_delta"])
+    runs = []
+    for run in o["runs"].split():
+        if not re.fullmatch(r".+:.*", run) or run.startswith(":"):
+            raise Stop(f"--runs takes SYSTEM:SEED pairs (sgnet:1 vanilla:2), got '{run}'")
+        system, seed = run.rsplit(":", 1)
+        runs.append((system, need_int(f"--runs (the seed of {run})", seed)))
+    env = console_env(threads_per_job(jobs))
+    fp16 = o["fp16"]
+    res, readme = o["out"], o["readme"] if "--readme" in argv else ("" if "--out" in argv else None)
+    suffix = ""
+    if fp16:  # half-precision runs never resume, overwrite or join the fp32 ones
+        if not res:
+            res = f"{ROOT}/results/multi30k_fp16"
+            readme = readme or ""
+        suffix = "_fp16"
+        if summary not in ("only", "status"):
+            require_gpu("reproduce")
+    res = res or f"{ROOT}/results/multi30k"
+    readme = f"{ROOT}/examples/multi30k/README.md" if readme is None else readme
+    if readme:
+        need_block(readme, "multi30k-summary")
+    local = os.environ.get("MULTI30K_DIR", "")
+    if not local and os.path.isfile(f"{ROOT}/../shared/data/multi30k/train.en.gz"):
+        local = f"{ROOT}/../shared/data/multi30k"
+    data = os.environ.get("MULTI30K_DATA") or f"{ROOT}/work/multi30k"
+    ckpts = os.environ.get("MULTI30K_CHECKPOINTS") or f"{ROOT}/work/checkpoints"
+
+    def rule(log_path):  # the convergence of a run from its log (validation every epoch)
+        return early_stopping.convergence(log_path, "loss", patience, max_update, False, "epoch", min_delta)
+
+    def tests():
+        if not os.path.isfile(f"{data}/bin/testsets.tsv"):
+            return []
+        with open(f"{data}/bin/testsets.tsv", encoding="utf-8") as fh:
+            return [line.split("\t")[0] for line in fh if line.strip()]
+
+    def summarize():  # the table of the finished runs: summary.json, summary.md and the README block
+        os.makedirs(res, exist_ok=True)
+        rc = subprocess.run([sys.executable, f"{ROOT}/examples/multi30k/summarize.py", "--data", data, "--results",
+                             res, "--patience", str(patience), "--min-delta", o["min_delta"], "--max-update",
+                             str(max_update), "--planned", o["runs"], *(["--readme", readme] if readme else [])],
+                            env=env).returncode
+        if rc:
+            raise SystemExit(rc)
+
+    def kept_in_results(system, seed):  # its kept log says it stopped, and every test set has hypotheses
+        kept = f"{res}/logs/{system}_seed{seed}.train.log.gz"
+        return os.path.isfile(kept) and rule(kept)["stopped"] and all(
+            os.path.isfile(f"{res}/hyp/{system}_seed{seed}.{split}.de.gz") for split in tests())
+
+    if summary == "only":
+        summarize()
+        return
+    if summary == "status":
+        for system, seed in runs:
+            train_log = f"{ckpts}/multi30k_{system}_seed{seed}{suffix}/train.log"
+            if os.path.isfile(train_log):
+                state = early_stopping.describe(rule(train_log), "loss", "epoch", patience, max_update)
+            elif kept_in_results(system, seed):
+                state = f"finished; its log and hypotheses are in {res}"
+            else:
+                state = "not started"
+            print(f"{system} seed {seed}: {state}", flush=True)
+        return
+    for system, _ in runs:
+        if system not in SYSTEMS:
+            raise Stop(f"--runs: unknown system {system} ({', '.join(SYSTEMS)})")
+
+    # before anything is prepared or trains: every run found here (its checkpoints' log) or in the results (its
+    # kept log) was trained with these options and, if finished, stopped where this rule stops it
+    for system, seed in runs:
+        # (not max_update: the rule holds the cap, and a run stopped by patience before it agrees with any higher)
+        keys = {"seed": seed, "lr": "0.001", "warmup_updates": "400", "max_tokens": "4096",
+                "fp16": "True" if fp16 else "False", **flag_keys(SYSTEMS[system])}
+        ck = f"{ckpts}/multi30k_{system}_seed{seed}{suffix}"
+        kept = f"{res}/logs/{system}_seed{seed}.train.log.gz"
+        for train_log in (f"{ck}/train.log", kept):
+            if not os.path.isfile(train_log):
+                continue
+            same_run(train_log, HINT, keys)
+            finished = train_log == kept or os.path.isfile(f"{ck}/done")
+            problem = early_stopping.agrees(train_log, "loss", patience, max_update, False, "epoch", min_delta, finished)
+            if problem:
+                raise Stop(f"{problem}. {HINT}")
+
+    # hypotheses of one cap only (--max-len-b): a folder without the record was decoded with fairseq's default
+    made_with = "200"
+    if os.path.isfile(f"{res}/hyp/max-len-b"):
+        with open(f"{res}/hyp/max-len-b", encoding="utf-8") as fh:
+            made_with = fh.read().strip()
+    if made_with != str(max_len_b) and glob.glob(f"{glob.escape(res)}/hyp/*.de.gz"):
+        raise Stop(f"[reproduce] the hypotheses in {res}/hyp were decoded with --max-len-b {made_with}, not "
+                   f"{max_len_b}: give that cap again, or another --out")
+    os.makedirs(f"{res}/hyp", exist_ok=True)
+    os.makedirs(f"{res}/logs", exist_ok=True)
+    if max_len_b != 200:
+        write_text(f"{res}/hyp/max-len-b", f"{max_len_b}\n")
+    if os.path.isfile(f"{data}/.stamps/binarize") and os.path.isfile(f"{data}/bin/preprocessing.json"):
+        # a finished preparation is used as it is, with the options it was made with (data-prep would redo it
+        # with the defaults below, since its stage records hold the options: a --max-train slice would become the
+        # corpus)
+        with open(f"{data}/bpe/train.en", "rb") as fh:
+            log(f"[reproduce] using the data prepared in {data} ({sum(1 for _ in fh)} training pairs)")
+    elif subprocess.run(["bash", f"{ROOT}/data-prep/multi30k.sh", *(["--local-dir", local] if local else []), "--out",
+                         data, "--parser", "spacy", "--workers", "2"], env=env).returncode:
+        raise Stop(f"preparing Multi30k into {data} failed")
+    splits = tests()
+    # the random-tree control's side files, beside the real heads (same words, same subwords, seed 1)
+    if not os.path.isfile(f"{data}/bin/test.en-de.en.randheads.idx"):
+        every = ["train", "valid", *splits]
+        if subprocess.run(["fairseq-syntax-binarize-heads", "--heads", *[f"{data}/bpe/{s}.en.heads" for s in every],
+                           "--split", *every, "--destdir", f"{data}/bin", "-s", "en", "-t", "de", "--suffix",
+                           "randheads", "--random-trees", "1"], env=env).returncode:
+            raise Stop("writing the random trees failed")
+    common = ["-s", "en", "-t", "de", "--share-all-embeddings", "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)",
+              "--lr", "1e-3", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "400", "--criterion",
+              "label_smoothed_cross_entropy", "--label-smoothing", "0.1", "--max-tokens", "4096",
+              "--required-batch-size-multiple", "1", "--max-update", str(max_update), "--best-checkpoint-metric",
+              "loss", "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "50",
+              *(["--fp16"] if fp16 else [])]
+
+    def run_one(pool, system, seed):  # train (or resume, or skip when done), then generate every test set
+        flags = SYSTEMS[system]
+        ck = f"{ckpts}/multi30k_{system}_seed{seed}{suffix}"
+        train_log = f"{ck}/train.log"
+        if not os.path.isfile(train_log) and kept_in_results(system, seed):  # a fresh clone does not train them again
+            log(f"[reproduce] {system} seed {seed}: finished and scored in {res}; skipped (remove its log there to "
+                f"train it again)")
+            return True
+        os.makedirs(ck, exist_ok=True)
+        lock = lock_run(ck)
+        if lock is None:
+            return False
+        with lock:
+            # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
+            # uninterrupted one would (fairseq's own --patience restarts its count on resume); and a process that
+            # goes on into the next epoch trains it differently from one resumed there (fairseq keeps the batches
+            # it made in a process's first epoch; examples/multi30k/README.md, "Why one process per epoch"), so
+            # only this makes a resume exact
+            while not os.path.isfile(f"{ck}/done"):
+                c = rule(train_log)
+                if c["stopped"]:
+                    open(f"{ck}/done", "w").close()
+                    log(f"[reproduce] {system} seed {seed}: stopped after {_validations(train_log)} validations")
+                    break
+                epoch = c.get("last_epoch", 0) + 1
+                if epoch == 1:
+                    log(f"[reproduce] training {system} seed {seed}")
+                with open(train_log, "ab") as fh:
+                    if pool.run(["fairseq-train", f"{data}/bin", "--user-dir", user_dir(), *flags, *common, "--seed",
+                                 str(seed), "--save-dir", ck, "--max-epoch", str(epoch)], env=env, stdout=fh,
+                                stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),)):
+                        log(f"[reproduce] {system} seed {seed} failed or was stopped; see {train_log}")
+                        return False
+            keep_log(train_log, f"{res}/logs/{system}_seed{seed}.train.log.gz",
+                     [(ckpts, "<checkpoints>"), (data, "<data>")])
+            task = [x for i, f in enumerate(flags) if f in ("--task", "--heads-suffix") for x in flags[i:i + 2]]
+            for split in splits:
+                hyp = f"{res}/hyp/{system}_seed{seed}.{split}.de.gz"
+                if os.path.isfile(hyp) and os.path.getmtime(hyp) > os.path.getmtime(f"{ck}/checkpoint_best.pt"):
+                    continue
+                with open(f"{ck}/generate.{split}.txt", "wb") as out, open(f"{ck}/generate.{split}.log", "wb") as err:
+                    rc = pool.run(["fairseq-generate", f"{data}/bin", "--user-dir", user_dir(), *task, "-s", "en",
+                                   "-t", "de", "--gen-subset", split, "--path", f"{ck}/checkpoint_best.pt", "--beam",
+                                   "5", "--max-len-b", str(max_len_b), "--batch-size", "128",
+                                   "--required-batch-size-multiple", "1", "--remove-bpe", "--tokenizer", "moses",
+                                   "--moses-no-escape"], env=env, stdout=out, stderr=err, pass_fds=(lock.fileno(),))
+                if rc:
+                    with open(f"{ck}/generate.{split}.log", encoding="utf-8", errors="replace") as fh:
+                        sys.stderr.write("".join(fh.readlines()[-5:]))
+                    return False
+                with open(f"{ck}/generate.{split}.txt", encoding="utf-8", errors="surrogateescape") as fh:
+                    detok = sorted((int(line[2:].split("\t", 1)[0]), line.rstrip("\n").split("\t")[2])
+                                   for line in fh if line.startswith("D-"))
+                with open(f"{data}/raw/{split}.de", "rb") as fh:
+                    if len(detok) != sum(1 for _ in fh):
+                        log(f"[reproduce] {system} seed {seed} {split}: hypotheses missing")
+                        return False
+                text = "".join(h + "\n" for _, h in detok).encode("utf-8", "surrogateescape")
+                with atomic_path(hyp) as tmp, open(tmp, "wb") as out:
+                    subprocess.run(["gzip", "-9", "-n"], input=text, stdout=out, check=True)
+            if "--sgnet-learn-alpha" in flags:  # the α it learned (checkpoints are not committed)
+                os.makedirs(f"{res}/learned_alpha", exist_ok=True)
+                with atomic_path(f"{res}/learned_alpha/{system}_seed{seed}.json") as tmp, open(tmp, "wb") as out:
+                    if pool.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha",
+                                 f"{ck}/checkpoint_best.pt"], env=env, stdout=out):
+                        raise Stop(f"reading the learned alpha of {ck} failed")
+            log(f"[reproduce] {system} seed {seed} scored on: {' '.join(splits)} ")
+        return True
+
+    with JobPool(jobs) as pool:
+        for system, seed in runs:
+            pool.start(run_one, pool, system, seed)
+    if pool.failed:
+        raise Stop("[reproduce] some runs failed or were stopped; run again to resume")
+    if summary != "no":
+        summarize()
+
+
+def _validations(path: str) -> int:
+    with open_log(path) as fh:
+        return sum(1 for line in fh if "valid on 'valid'" in line)
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
