@@ -18,7 +18,7 @@ import torch
 
 from .syntax.alignment import align_heads_to_word_starts
 from .text_prep.sentences import split_sentences
-from .text_prep.spans import spans
+from .metrics import spans
 from .text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
 
 

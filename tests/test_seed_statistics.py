@@ -65,7 +65,8 @@ def test_matthews_and_the_paired_bootstrap():
     import numpy as np
     from sklearn.metrics import matthews_corrcoef
 
-    from fairseq_syntax.studies.seed_statistics import matthews, paired_bootstrap
+    from fairseq_syntax.metrics import matthews
+    from fairseq_syntax.studies.seed_statistics import paired_bootstrap
 
     rng = np.random.default_rng(0)
     for k in (2, 3):

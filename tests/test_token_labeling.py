@@ -8,7 +8,7 @@ import torch
 
 from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.data.token_labels import IGNORE, WordStartLabelsDataset
-from fairseq_syntax.text_prep.spans import f1, span_counts, spans
+from fairseq_syntax.metrics import f1, span_counts, spans
 
 from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run
 
@@ -69,7 +69,7 @@ HAND = [
 def test_hand_cases_score_as_conlleval_and_seqeval(gold, pred, expected):
     from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
 
-    from fairseq_syntax.text_prep.spans import entity_scores
+    from fairseq_syntax.metrics import entity_scores
 
     assert spans(pred) == expected
     ours = entity_scores([gold], [pred])
@@ -83,7 +83,7 @@ def test_hand_cases_score_as_conlleval_and_seqeval(gold, pred, expected):
 
 
 def test_the_scheme_is_read_off_the_gold_tags():
-    from fairseq_syntax.text_prep.spans import tag_scheme
+    from fairseq_syntax.metrics import tag_scheme
 
     assert tag_scheme([["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "B-ORG"]]) == "IOB2"
     assert tag_scheme([["I-PER", "I-PER", "O", "I-LOC", "B-LOC"]]) == "IOB1"

@@ -21,16 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from fairseq_syntax.arg_types import int_at_least
+from fairseq_syntax.metrics import f1, matthews, spans
 from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.early_stopping import validations
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
-from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm, matthews,
+from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm,
                                                     mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
                                                     signed, significant, welch_interval)
 from fairseq_syntax.studies.table_protocol import METRIC, TASKS, read_protocol, refusal  # noqa: F401 (the tests read them here)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
-from fairseq_syntax.text_prep.spans import f1, spans
 
 SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+ WLA (window i ± 3)",
            "sla": "+ SLA (tree distance ≤ 3)", "sgnet": "SG-Net (roberta_sgnet_small)",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..text_prep.spans import entity_scores, tag_scheme
+from ..metrics import entity_scores, tag_scheme
 from .eval_common import check_eval_inputs, eval_arguments, eval_batches, load_for_eval, write_eval_outputs
 
 TOOL = "fairseq-syntax-ner-eval"

@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     except (ValueError, FileNotFoundError, RuntimeError) as e:
         print(f"{TOOL}: error: {e}", file=sys.stderr)
         return 1
-    from ..studies.seed_statistics import matthews
+    from ..metrics import matthews
 
     right = sum(g == q for g, q in zip(gold, pred))
     result = {"split": a.split, "checkpoint": a.path, "sentences": len(gold), "correct": right,

@@ -8,7 +8,7 @@ from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
 from ..data.token_labels import IGNORE
-from ..text_prep.spans import span_counts
+from ..metrics import span_counts
 
 
 @dataclass

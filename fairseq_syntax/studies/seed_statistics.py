@@ -123,20 +123,6 @@ def keyed(rows, key, where: str) -> dict:
     return out
 
 
-def matthews(gold, pred) -> float:
-    """Matthews correlation in percent (GLUE's CoLA metric), multi-class by Gorodkin's formula; 0 where a
-    margin is constant, as scikit-learn returns it."""
-    import numpy as np
-
-    gold, pred = np.asarray(gold), np.asarray(pred)
-    k = int(max(gold.max(initial=0), pred.max(initial=0))) + 1
-    c = np.zeros((k, k), dtype=np.int64)
-    np.add.at(c, (gold, pred), 1)
-    t, p, n, right = c.sum(1), c.sum(0), c.sum(), np.trace(c)
-    den = math.sqrt(float(n * n - (p * p).sum())) * math.sqrt(float(n * n - (t * t).sum()))
-    return 0.0 if den == 0 else 100.0 * float(right * n - (t * p).sum()) / den
-
-
 def paired_bootstrap(metric, a, b, n_boot: int = 1000, seed: int = 12345) -> dict:
     """Two-sided paired bootstrap of ``metric(a) - metric(b)`` over test items (Koehn 2004; Berg-Kirkpatrick et
     al. 2012): both systems are scored on the same resamples of the items, and p is the share of resampled

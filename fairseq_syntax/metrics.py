@@ -1,6 +1,8 @@
-"""Entity spans from IOB2/IOB1/IOBES tag sequences, and CoNLL-style span F1 (conlleval's counting)."""
+"""The scores the evaluation commands report and the summaries recompute, in one place: entity spans from
+IOB2/IOB1/IOBES tags with CoNLL span F1 (conlleval's counting), and Matthews correlation (CoLA)."""
 from __future__ import annotations
 
+import math
 from typing import Iterable, Sequence
 
 
@@ -77,3 +79,17 @@ def entity_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) 
     overall = [sum(v[k] for v in by_type.values()) for k in range(3)]  # every chunk has one type
     return {**prf(*overall), "token_accuracy": 100.0 * ok_tok / n_tok if n_tok else 0.0,
             "types": {k: prf(*v) for k, v in sorted(by_type.items())}}
+
+
+def matthews(gold, pred) -> float:
+    """Matthews correlation in percent (GLUE's CoLA metric), multi-class by Gorodkin's formula; 0 where a
+    margin is constant, as scikit-learn returns it."""
+    import numpy as np
+
+    gold, pred = np.asarray(gold), np.asarray(pred)
+    k = int(max(gold.max(initial=0), pred.max(initial=0))) + 1
+    c = np.zeros((k, k), dtype=np.int64)
+    np.add.at(c, (gold, pred), 1)
+    t, p, n, right = c.sum(1), c.sum(0), c.sum(), np.trace(c)
+    den = math.sqrt(float(n * n - (p * p).sum())) * math.sqrt(float(n * n - (t * t).sum()))
+    return 0.0 if den == 0 else 100.0 * float(right * n - (t * p).sum()) / den
