@@ -6,8 +6,8 @@ import shutil
 import pytest
 import torch
 
-from fairseq_syntax import checkpoint_compat
-from fairseq_syntax.checkpoint_compat import EVAL_FIELDS, UnsafeCheckpointError
+from fairseq_syntax import checkpoint_safety
+from fairseq_syntax.checkpoint_safety import EVAL_FIELDS, UnsafeCheckpointError
 
 from .conftest import BIN, run
 
@@ -43,10 +43,10 @@ def test_literals_and_none_load(tmp_path):
     state = crafted_state("adaptive_softmax_cutoff", "[1000, 5000]")
     state["cfg"]["model"].encoder_xformers_att_config = None
     state["cfg"]["optimizer"] = {"adam_betas": "(0.9, 0.98)"}
-    checkpoint_compat.check_config(state, "x.pt")  # no error
+    checkpoint_safety.check_config(state, "x.pt")  # no error
     state["args"] = argparse.Namespace(adam_betas="__import__('os')")  # old-style args are checked too
     with pytest.raises(UnsafeCheckpointError, match=r"args\.adam_betas"):
-        checkpoint_compat.check_config(state, "x.pt")
+        checkpoint_safety.check_config(state, "x.pt")
 
 
 # ---- through the real loading paths, on a trained SG-Net checkpoint --------------------------------------------
@@ -143,7 +143,7 @@ def test_an_unreadable_checkpoint_is_one_line_naming_it(prepared, trained, user_
     advice to retry with weights_only=False (which would unpickle whatever the file holds)."""
     import numpy as np
 
-    from fairseq_syntax.checkpoint_compat import UnreadableCheckpointError
+    from fairseq_syntax.checkpoint_safety import UnreadableCheckpointError
     from fairseq_syntax.models.transformer_sgnet import TransformerSGNetModel
 
     good = trained.read_bytes()

@@ -35,9 +35,9 @@ def find_last(directory: str, n: int) -> list[str]:
 def load(path: str) -> dict:
     import torch
 
-    from .. import checkpoint_compat
+    from .. import checkpoint_safety
 
-    checkpoint_compat.allow_fairseq_checkpoints()
+    checkpoint_safety.allow_fairseq_checkpoints()
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except FileNotFoundError:
@@ -46,7 +46,7 @@ def load(path: str) -> dict:
         raise ValueError(f"{path}: not loadable weights-only as a fairseq checkpoint ({str(e).splitlines()[0]})") from None
     if not isinstance(state, dict):
         raise ValueError(f"{path}: not a fairseq checkpoint (a {type(state).__name__}, not a dict)")
-    checkpoint_compat.check_config(state, path)  # the average carries this config on: it must be safe to build
+    checkpoint_safety.check_config(state, path)  # the average carries this config on: it must be safe to build
     return state
 
 
