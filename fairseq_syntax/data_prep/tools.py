@@ -75,6 +75,8 @@ def no_empty(path: str) -> None:
 
 def check_gzip(path: str) -> None:
     """The whole archive reads (an empty or damaged one is refused by name, before anything is written)."""
+    if os.path.getsize(path) == 0:
+        raise Stop(f"{path}: not a readable gzip file (empty or damaged)")
     try:
         with gzip.open(path, "rb") as fh:
             while fh.read(1 << 20):

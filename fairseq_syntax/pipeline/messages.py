@@ -22,4 +22,7 @@ def run_main(main, argv=None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader stopped early (| head): nothing more to say
+        sys.stderr.close()
+        return 0
     return 0
