@@ -78,12 +78,12 @@ def test_console_scripts_run_where_nothing_is_installed(tmp_path):
     the package (the installed metadata's, read here from setup.py) and of fairseq, and `python`, go first on PATH."""
     root, env = without_install(tmp_path)
     code = ("import subprocess, sys; sys.path.insert(0, sys.argv[1]); from fairseq_syntax.studies.runs import console_env\n"
-            "e = console_env(); w = lambda c: subprocess.run(['sh', '-c', 'command -v ' + c], env=e, "
-            "capture_output=True, text=True).stdout.strip()\n"
+            "import shutil; e = console_env(); w = lambda c: shutil.which(c, path=e['PATH'])\n"
             "print(w('python')); print(w('fairseq-train')); print(w('fairseq-generate'))\n"
             "print(subprocess.run(['fairseq-syntax-user-dir'], env=e, capture_output=True, text=True).stdout.strip())\n"
             "for c in ('fairseq-train', 'fairseq-syntax-average'):\n"
-            "    print(subprocess.run([c, '--help'], env=e, capture_output=True, text=True).stdout.splitlines()[0])")
+            "    print(next(x for x in subprocess.run([c, '--help'], env=e, capture_output=True, text=True).stdout"
+            ".splitlines() if x.startswith('usage')))")
     proc = subprocess.run(["python3", "-c", code, str(root)], cwd=root, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
