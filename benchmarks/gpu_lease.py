@@ -28,7 +28,6 @@ weights and the packed files are (default work).
 """
 import glob
 import gzip
-import hashlib
 import os
 import shutil
 import subprocess
@@ -44,6 +43,7 @@ from fairseq_syntax.pipeline.atomic import atomic_path, write_text  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int  # noqa: E402
+from fairseq_syntax.pipeline.records import file_digest  # noqa: E402
 
 LIMIT = 64 * 1024 * 1024
 TASK_DIRS = {"CoNLL-2003": "conll2003", "CoLA": "glue/CoLA", "SST-2": "glue/SST-2"}
@@ -88,11 +88,7 @@ def _checkout_bytes() -> int:
 
 
 def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return file_digest(path, "sha256")
 
 
 def pack(work, args):

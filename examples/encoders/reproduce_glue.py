@@ -80,7 +80,6 @@ def main(argv):
             return True
         ck = f"{ROOT}/work/checkpoints/glue/{name}"
         log(f"[glue] {name}: {n} updates")
-        os.makedirs(ck, exist_ok=True)
         lock = lock_run(ck)
         if lock is None:
             return False

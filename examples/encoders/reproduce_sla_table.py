@@ -222,7 +222,6 @@ def main(argv):
             log(f"[table] skip {name} (done)")
             return ok
         ck, data, every = f"{ckpts}/{name}", f"{prepared_in(task)}/bin", n // every_n
-        os.makedirs(ck, exist_ok=True)
         lock = lock_run(ck)
         if lock is None:
             return False

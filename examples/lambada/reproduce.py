@@ -197,7 +197,6 @@ def main(argv):
             log(f"[lambada] skip {name} (done)")
             return True
         ck = f"{ckpts}/{name}"
-        os.makedirs(ck, exist_ok=True)
         lock = lock_run(ck)
         if lock is None:
             return False

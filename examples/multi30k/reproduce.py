@@ -210,7 +210,6 @@ def main(argv):
             log(f"[reproduce] {system} seed {seed}: finished and scored in {res}; skipped (remove its log there to "
                 f"train it again)")
             return True
-        os.makedirs(ck, exist_ok=True)
         lock = lock_run(ck)
         if lock is None:
             return False

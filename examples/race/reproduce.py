@@ -160,7 +160,6 @@ def main(argv):
             log(f"[race] skip {name} (done)")
             return True
         ck = ck_of[name]
-        os.makedirs(ck, exist_ok=True)
         lock = lock_run(ck)
         if lock is None:
             return False

@@ -19,7 +19,7 @@ import shutil
 
 from ..pipeline.atomic import write_text
 from ..pipeline.options import need_int, need_parser, parse, quick_slice
-from .tools import Recipe, Stop, check_gzip, count_lines, download, head_lines, log, no_empty, same_lines
+from .tools import Recipe, Stop, check_gzip, count_lines, download, head_lines, log, same_lines
 from .translation import Translation
 
 URL = "https://raw.githubusercontent.com/multi30k/dataset/a3d2e0d/data/task1/raw"
@@ -92,15 +92,7 @@ def main(argv):
         splits = ["train", "valid"] + [line.split("\t")[0] for line in fh if line.strip()]
     t = Translation(r, "tok", splits, workers, SRC, TGT)
 
-    def tokenize():
-        for split in splits:
-            for lang in (SRC, TGT):
-                r.tool("fairseq-syntax-text", "tokenize", f"{out}/raw/{split}.{lang}", "-o", f"{out}/tok/{split}.{lang}",
-                       "-l", lang, "--workers", workers, fail=f"tokenizing {split}.{lang} failed")
-            same_lines(f"{out}/tok/{split}.{SRC}", f"{out}/tok/{split}.{TGT}")
-            no_empty(f"{out}/tok/{split}.{SRC}")
-
-    r.stage("tokenize", tokenize)
+    r.stage("tokenize", lambda: t.tokenize(splits, source_lines=True))
     r.stage("parse", lambda: t.parse(o["parser"]), key=f"parser={o['parser']}", outputs=["parse"])
     r.stage("bpe", lambda: t.bpe(merges), key=f"bpe_merges={merges}")
     r.stage("align", t.align)

@@ -6,13 +6,26 @@ from __future__ import annotations
 import os
 
 from ..pipeline.ownership import fresh_dir, install_dir
-from .tools import Recipe, same_lines
+from .tools import Recipe, no_empty, same_lines
 
 
 class Translation:
     def __init__(self, recipe: Recipe, text_dir: str, splits: list[str], workers: int, src="en", tgt="de"):
         self.r, self.out, self.text, self.splits, self.workers = recipe, recipe.out, text_dir, splits, workers
         self.src, self.tgt = src, tgt
+
+    def tokenize(self, splits, source_lines: bool = False) -> None:
+        """Moses tokenization of both sides, ``raw/`` into ``tok/``; ``source_lines``: no empty source line (the
+        parser needs one sentence a line; WMT14 checks after cleaning)."""
+        out, src, tgt = self.out, self.src, self.tgt
+        for split in splits:
+            for lang in (src, tgt):
+                self.r.tool("fairseq-syntax-text", "tokenize", f"{out}/raw/{split}.{lang}", "-o",
+                            f"{out}/tok/{split}.{lang}", "-l", lang, "--workers", self.workers,
+                            fail=f"tokenizing {split}.{lang} failed")
+            same_lines(f"{out}/tok/{split}.{src}", f"{out}/tok/{split}.{tgt}")
+            if source_lines:
+                no_empty(f"{out}/tok/{split}.{src}")
 
     def parse(self, parser: str, *extra, conllu_dir: str = "") -> None:
         """English CoNLL-U for every split (``--parser conllu``: the user's parses, checked against the text)."""

@@ -137,13 +137,6 @@ def main(argv):
                    f"{out}/raw/test.{lang}", fail=f"reading newstest2014 ({lang}) failed")
         same_lines(f"{out}/raw/test.{SRC}", f"{out}/raw/test.{TGT}")
 
-    def tokenize():
-        for split in SPLITS:
-            for lang in (SRC, TGT):
-                r.tool("fairseq-syntax-text", "tokenize", f"{out}/raw/{split}.{lang}", "-o", f"{out}/tok/{split}.{lang}",
-                       "-l", lang, "--workers", workers, fail=f"tokenizing {split}.{lang} failed")
-            same_lines(f"{out}/tok/{split}.{SRC}", f"{out}/tok/{split}.{TGT}")
-
     def clean():
         for split in ("train", "valid"):
             r.tool("fairseq-syntax-text", "clean", f"{out}/tok/{split}.{SRC}", f"{out}/tok/{split}.{TGT}",
@@ -167,7 +160,7 @@ def main(argv):
         r.stage("fetch", fetch, key=f"nc={o['nc']} max_lines={max_lines} train_prefixes={o['train_prefixes']} "
                                     f"dev_prefix={dev_prefix} mirror={mirror}", inputs=inputs)
         until_here("fetch")
-        r.stage("tokenize", tokenize)
+        r.stage("tokenize", lambda: t.tokenize(SPLITS))
         until_here("tokenize")
         r.stage("clean", clean, key="min=1 max=250 ratio=1.5")
         until_here("clean")

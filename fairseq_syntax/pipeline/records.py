@@ -18,7 +18,11 @@ from .ownership import remove_own_folder
 
 
 def sha1_file(path: str) -> str:
-    h = hashlib.sha1()
+    return file_digest(path, "sha1")
+
+
+def file_digest(path: str, algorithm: str) -> str:
+    h = hashlib.new(algorithm)
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)

@@ -65,8 +65,9 @@ def flag_keys(flags: list[str]) -> dict:
 
 
 def lock_run(ck: str) -> FileLock | None:
-    """``ck`` is trained by this process only, while it (or the commands it passes the lock to) lives; None,
-    logged, where another process holds it: the run is left to that one."""
+    """The run folder ``ck``, made if new, is trained by this process only, while it (or the commands it passes
+    the lock to) lives; None, logged, where another process holds it: the run is left to that one."""
+    os.makedirs(ck, exist_ok=True)
     try:
         lock = FileLock(os.path.join(ck, ".lock"))
     except Held as held:
