@@ -60,6 +60,11 @@ class FileLock:
         self.release()
 
 
+# the shell entry point that started this program (data-prep/multi30k.sh ...), taken from the environment once,
+# so that the programs it starts in turn do not inherit its name
+ENTRY = os.environ.pop("FAIRSEQ_SYNTAX_ENTRY", "")
+
+
 def program() -> str:
     """The entry point's name, as a lock's holder says it."""
-    return os.environ.get("FAIRSEQ_SYNTAX_ENTRY") or os.path.basename(sys.argv[0])
+    return ENTRY or os.path.basename(sys.argv[0])
