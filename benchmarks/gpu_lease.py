@@ -41,7 +41,7 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fairseq_syntax.pipeline.atomic import atomic_path, write_text  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT  # noqa: E402
-from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
+from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int  # noqa: E402
 from fairseq_syntax.pipeline.records import file_digest  # noqa: E402
 
@@ -293,18 +293,15 @@ def back(work, args):
     # every run checked (names, protocol, precision, finite scores, complete files) before any file is copied
     env = dict(os.environ, PYTHONPATH=ROOT + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH")
                                                 else ""))
-    if subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.bring_back", tgz, "--into", into, "--precision",
-                       "fp16" if fp16 else "fp32"], env=env).returncode:
-        raise SystemExit(1)
+    run_tool([sys.executable, "-m", "fairseq_syntax.studies.bring_back", tgz, "--into", into, "--precision",
+         "fp16" if fp16 else "fp32"], env=env)
     if not glob.glob(f"{glob.escape(into)}/*.eval.json"):
         raise Stop(f"{tgz}: no run finished there")
     # into the fp32 table (its own folder): the summary writes its block of examples/encoders/README.md too
     where = [] if into == TABLES[0] else ["--out", into]
     with tempfile.TemporaryDirectory() as none:
-        rc = subprocess.run(["bash", "examples/encoders/reproduce_sla_table.sh", *(["--fp16"] if fp16 else []),
-                             "--summary-only", *where, "--checkpoints", f"{none}/none"]).returncode
-    if rc:
-        raise SystemExit(rc)
+        run_tool(["bash", "examples/encoders/reproduce_sla_table.sh", *(["--fp16"] if fp16 else []), "--summary-only",
+             *where, "--checkpoints", f"{none}/none"])
 
 
 if __name__ == "__main__":

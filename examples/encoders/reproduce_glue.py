@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from fairseq_syntax.pipeline.atomic import write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
-from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
+from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
 from fairseq_syntax.studies.runs import console_env, lock_run, no_quick_study, same_run, user_dir  # noqa: E402
 
@@ -62,15 +62,12 @@ def main(argv):
                      {"arch": arch, "seed": seed, "max_update": updates[task], "lr": "5e-5", "batch_size": 32})
     os.makedirs(res, exist_ok=True)
 
-    def tool(*argv, **kwargs):
-        if subprocess.run([str(a) for a in argv], env=env, **kwargs).returncode:
-            raise Stop(f"{argv[0]} failed")
-
     if not os.path.isfile("work/minilm/model.pt"):
-        tool("fairseq-syntax-convert-bert", "--out", "work/minilm")
+        run_tool(["fairseq-syntax-convert-bert", "--out", "work/minilm"], "fairseq-syntax-convert-bert failed", env=env)
     for task in tasks:
-        tool("bash", "data-prep/glue.sh", "--task", task, "--glue-dir", glue_dir, "--pretrained", "work/minilm",
-             "--parser", os.environ.get("PARSER") or "spacy", "--workers", jobs, "--out", f"{data_root}/{task}")
+        run_tool(["bash", "data-prep/glue.sh", "--task", task, "--glue-dir", glue_dir, "--pretrained", "work/minilm",
+             "--parser", os.environ.get("PARSER") or "spacy", "--workers", jobs, "--out", f"{data_root}/{task}"],
+            f"preparing {task} into {data_root}/{task} failed", env=env)
 
     def finetune(pool, task, arch, seed):
         n, metric = updates[task], "mcc" if task == "CoLA" else "accuracy"
@@ -133,9 +130,7 @@ def main(argv):
             pool.start(finetune, pool, task, arch, seed)
     if pool.failed:
         raise Stop("some runs failed or were stopped; run again to resume")
-    rc = subprocess.run([sys.executable, "examples/encoders/summarize_glue.py", "--results", res], env=env).returncode
-    if rc:
-        raise SystemExit(rc)
+    run_tool([sys.executable, "examples/encoders/summarize_glue.py", "--results", res], env=env)
 
 
 if __name__ == "__main__":

@@ -43,10 +43,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from fairseq_syntax.pipeline.atomic import write_text  # noqa: E402
+from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
-from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
+from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
 from fairseq_syntax.studies.early_stopping import fairseq_best, validations  # noqa: E402
 from fairseq_syntax.studies.result_files import describe as describe_results  # noqa: E402
@@ -155,7 +155,7 @@ def main(argv):
                 not os.path.isfile(ck):
             return True
         with open(f"{ckpts}/{name}/gates.log", "wb") as err:
-            rc = (pool.run if pool else _run)([sys.executable, "examples/encoders/plot_sla_gates.py", "--checkpoint",
+            rc = (pool.run if pool else _status)([sys.executable, "examples/encoders/plot_sla_gates.py", "--checkpoint",
                                                ck, "--data", f"{prepared_in(task)}/bin", "--split", SCORED_SPLIT[task],
                                                "--run-json", out], env=console_env(threads),
                                               stdout=subprocess.DEVNULL, stderr=err)
@@ -168,11 +168,8 @@ def main(argv):
         for r in runs:  # runs finished by an older copy of this script
             if not sla_gates(None, *r):
                 raise Stop("the gate values failed")
-        rc = subprocess.run([sys.executable, "examples/encoders/summarize_sla_table.py", "--results", res,
-                             "--planned", *[name_of(*r) for r in runs], *(["--readme", readme] if readme else [])],
-                            env=env).returncode
-        if rc:
-            raise SystemExit(rc)
+        run_tool([sys.executable, "examples/encoders/summarize_sla_table.py", "--results", res, "--planned",
+             *[name_of(*r) for r in runs], *(["--readme", readme] if readme else [])], env=env)
 
     if mode == "summary":
         summarize()
@@ -192,9 +189,9 @@ def main(argv):
                 same_run(train_log, HINT, keys)
                 break
 
-    if not os.path.isfile(f"{pretrained}/model.pt") and _run(["fairseq-syntax-convert-bert", "--out", pretrained],
-                                                              env=env):
-        raise Stop(f"converting MiniLM into {pretrained} failed")
+    if not os.path.isfile(f"{pretrained}/model.pt"):
+        run_tool(["fairseq-syntax-convert-bert", "--out", pretrained], f"converting MiniLM into {pretrained} failed",
+                 env=env)
     for task in tasks:
         out = prepared_in(task)
         if os.path.isfile(f"{out}/.stamps/binarize") and (task != "CoNLL-2003" or
@@ -206,9 +203,8 @@ def main(argv):
             prep = ["bash", "data-prep/conll2003.sh", "--conll-dir", conll_dir, "--random-trees", "1"]
         else:
             prep = ["bash", "data-prep/glue.sh", "--task", task, "--glue-dir", glue_dir]
-        if _run([*prep, "--out", out, "--pretrained", pretrained, "--parser", "spacy", "--workers", str(jobs),
-                 "--wait"], env=env):
-            raise Stop(f"preparing {task} into {out} failed")
+        run_tool([*prep, "--out", out, "--pretrained", pretrained, "--parser", "spacy", "--workers", jobs, "--wait"],
+            f"preparing {task} into {out} failed", env=env)
     os.makedirs(res, exist_ok=True)
     run_env = console_env(threads)
     # the best checkpoint is scored on the device it trained on, in its precision, as fairseq-train chose it: the
@@ -256,7 +252,7 @@ def main(argv):
                             env=run_env, stdout=out, stderr=err, pass_fds=(lock.fileno(),)):
                     log(f"[table] {name}: evaluation failed, see {ck}/eval.log")
                     return False
-            _gzip(f"{ck}/pred.jsonl", f"{res}/{name}.pred.jsonl.gz")
+            command_output(f"{res}/{name}.pred.jsonl.gz", [*GZIP, "-c", f"{ck}/pred.jsonl"])
             keep_log(f"{ck}/train.log", f"{res}/{name}.train.log.gz",
                      [(ckpts, "<checkpoints>"), (pretrained, "<pretrained>"), (data_root, "<data>")])
             with open(f"{ck}/eval.txt", encoding="utf-8", errors="surrogateescape") as fh:
@@ -322,15 +318,9 @@ def status(runs, res, ckpts, budget, tasks):
     print(f"finished {len(runs) - todo} of {len(runs)}" + (f"; not finished: {rest}" if rest else ""), flush=True)
 
 
-def _run(argv, **kwargs) -> int:
+def _status(argv, **kwargs) -> int:
+    """A command's exit status, outside the pool (the gates of runs an older copy finished)."""
     return subprocess.run([str(a) for a in argv], **kwargs).returncode
-
-
-def _gzip(src: str, dest: str) -> None:
-    from fairseq_syntax.pipeline.atomic import atomic_path
-
-    with atomic_path(dest) as tmp, open(tmp, "wb") as out:
-        subprocess.run(["gzip", "-9", "-n", "-c", src], stdout=out, check=True)
 
 
 if __name__ == "__main__":

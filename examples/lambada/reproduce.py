@@ -38,10 +38,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from fairseq_syntax.pipeline.atomic import atomic_path, write_text  # noqa: E402
+from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
-from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
+from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
 from fairseq_syntax.studies import early_stopping  # noqa: E402
 from fairseq_syntax.studies.result_files import describe as describe_results  # noqa: E402
@@ -182,8 +182,7 @@ def main(argv):
                 log(f"[lambada] {name}: evaluation failed, see {ck}.train.log")
                 return False
         keep_log(f"{ck}.train.log", f"{dest}/{name}.train.log.gz", hide)
-        with atomic_path(f"{dest}/{name}.pred.jsonl.gz") as tmp, open(tmp, "wb") as out:
-            subprocess.run(["gzip", "-9", "-n", "-c", f"{ck}.pred.jsonl"], stdout=out, check=True)
+        command_output(f"{dest}/{name}.pred.jsonl.gz", [*GZIP, "-c", f"{ck}.pred.jsonl"])
         with open(f"{ck}.eval.txt", encoding="utf-8", errors="surrogateescape") as fh:
             text = fh.read()
         write_text(f"{dest}/{name}.eval.txt", text)
@@ -225,9 +224,7 @@ def main(argv):
         inst = f"{os.path.dirname(data)}/raw/test.inst.jsonl"  # for the most-frequent-context-word reference
         if os.path.isfile(inst) and os.path.isfile(stopwords):
             args += ["--instances", inst, "--stopwords", stopwords]
-        rc = subprocess.run([sys.executable, "examples/lambada/summarize.py", *map(str, args)], env=env).returncode
-        if rc:
-            raise SystemExit(rc)
+        run_tool([sys.executable, "examples/lambada/summarize.py", *args], env=env)
 
     if o["snapshot"]:  # the unfinished runs' best checkpoints so far, scored beside the results
         clear_snapshot(f"{res}/snapshot")  # a run that finished since the last snapshot is not shown as it stood

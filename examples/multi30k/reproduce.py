@@ -42,10 +42,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from fairseq_syntax.pipeline.atomic import atomic_path, write_text  # noqa: E402
+from fairseq_syntax.pipeline.atomic import GZIP, atomic_path, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, keep_log  # noqa: E402
-from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
+from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, parse  # noqa: E402
 from fairseq_syntax.studies import early_stopping  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
@@ -119,12 +119,9 @@ def main(argv):
 
     def summarize():  # the table of the finished runs: summary.json, summary.md and the README block
         os.makedirs(res, exist_ok=True)
-        rc = subprocess.run([sys.executable, f"{ROOT}/examples/multi30k/summarize.py", "--data", data, "--results",
-                             res, "--patience", str(patience), "--min-delta", o["min_delta"], "--max-update",
-                             str(max_update), "--planned", o["runs"], *(["--readme", readme] if readme else [])],
-                            env=env).returncode
-        if rc:
-            raise SystemExit(rc)
+        run_tool([sys.executable, f"{ROOT}/examples/multi30k/summarize.py", "--data", data, "--results", res,
+                  "--patience", patience, "--min-delta", o["min_delta"], "--max-update", max_update, "--planned",
+                  o["runs"], *(["--readme", readme] if readme else [])], env=env)
 
     def kept_in_results(system, seed):  # its kept log says it stopped, and every test set has hypotheses
         kept = f"{res}/logs/{system}_seed{seed}.train.log.gz"
@@ -184,17 +181,16 @@ def main(argv):
         # corpus)
         with open(f"{data}/bpe/train.en", "rb") as fh:
             log(f"[reproduce] using the data prepared in {data} ({sum(1 for _ in fh)} training pairs)")
-    elif subprocess.run(["bash", f"{ROOT}/data-prep/multi30k.sh", *(["--local-dir", local] if local else []), "--out",
-                         data, "--parser", "spacy", "--workers", "2"], env=env).returncode:
-        raise Stop(f"preparing Multi30k into {data} failed")
+    else:
+        run_tool(["bash", f"{ROOT}/data-prep/multi30k.sh", *(["--local-dir", local] if local else []), "--out", data,
+             "--parser", "spacy", "--workers", "2"], f"preparing Multi30k into {data} failed", env=env)
     splits = tests()
     # the random-tree control's side files, beside the real heads (same words, same subwords, seed 1)
     if not os.path.isfile(f"{data}/bin/test.en-de.en.randheads.idx"):
         every = ["train", "valid", *splits]
-        if subprocess.run(["fairseq-syntax-binarize-heads", "--heads", *[f"{data}/bpe/{s}.en.heads" for s in every],
-                           "--split", *every, "--destdir", f"{data}/bin", "-s", "en", "-t", "de", "--suffix",
-                           "randheads", "--random-trees", "1"], env=env).returncode:
-            raise Stop("writing the random trees failed")
+        run_tool(["fairseq-syntax-binarize-heads", "--heads", *[f"{data}/bpe/{s}.en.heads" for s in every], "--split",
+             *every, "--destdir", f"{data}/bin", "-s", "en", "-t", "de", "--suffix", "randheads", "--random-trees",
+             "1"], "writing the random trees failed", env=env)
     common = ["-s", "en", "-t", "de", "--share-all-embeddings", "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)",
               "--lr", "1e-3", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "400", "--criterion",
               "label_smoothed_cross_entropy", "--label-smoothing", "0.1", "--max-tokens", "4096",
@@ -259,8 +255,7 @@ def main(argv):
                         log(f"[reproduce] {system} seed {seed} {split}: hypotheses missing")
                         return False
                 text = "".join(h + "\n" for _, h in detok).encode("utf-8", "surrogateescape")
-                with atomic_path(hyp) as tmp, open(tmp, "wb") as out:
-                    subprocess.run(["gzip", "-9", "-n"], input=text, stdout=out, check=True)
+                command_output(hyp, GZIP, input=text)
             if "--sgnet-learn-alpha" in flags:  # the α it learned (checkpoints are not committed)
                 os.makedirs(f"{res}/learned_alpha", exist_ok=True)
                 with atomic_path(f"{res}/learned_alpha/{system}_seed{seed}.json") as tmp, open(tmp, "wb") as out:

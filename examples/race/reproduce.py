@@ -40,10 +40,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from fairseq_syntax.pipeline.atomic import atomic_path, write_text  # noqa: E402
+from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
-from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
+from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
 from fairseq_syntax.studies.result_files import read_json  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
@@ -150,9 +150,9 @@ def main(argv):
     pretrained = o["pretrained"] or f"{ROOT}/work/minilm"
     threads = threads_per_job(jobs)
     env = console_env(threads)
-    if not os.path.isfile(f"{pretrained}/model.pt") and subprocess.run(
-            ["fairseq-syntax-convert-bert", "--out", pretrained], env=env).returncode:
-        raise Stop(f"converting MiniLM into {pretrained} failed")
+    if not os.path.isfile(f"{pretrained}/model.pt"):
+        run_tool(["fairseq-syntax-convert-bert", "--out", pretrained], f"converting MiniLM into {pretrained} failed",
+                 env=env)
 
     def finetune(pool, system, seed):
         name = f"{tag}{system}_seed{seed}"
@@ -190,8 +190,7 @@ def main(argv):
                             stderr=err, pass_fds=(lock.fileno(),)):
                     log(f"[race] {name}: evaluation failed, see {ck}/eval.log")
                     return False
-            with atomic_path(f"{res}/{name}.pred.jsonl.gz") as tmp, open(tmp, "wb") as out:
-                subprocess.run(["gzip", "-9", "-n", "-c", f"{ck}/pred.jsonl"], stdout=out, check=True)
+            command_output(f"{res}/{name}.pred.jsonl.gz", [*GZIP, "-c", f"{ck}/pred.jsonl"])
             named = [(os.path.dirname(ck), "<checkpoints>")]
             keep_log(f"{ck}/train.log", f"{res}/{name}.train.log.gz", named)
             shutil.copyfile(f"{ck}/eval.txt", f"{res}/{name}.eval.txt.tmp")
@@ -221,10 +220,8 @@ def main(argv):
     if pool.failed:
         raise Stop("some runs failed or were stopped; run again to resume")
     extra = ["--readme", readme, "--block", block] if readme else []
-    rc = subprocess.run([sys.executable, "examples/race/summarize.py", "--results", res, "--tag", tag.rstrip("_"),
-                         "--figure", f"{res}/{tag}question_length.png", *extra], env=env).returncode
-    if rc:
-        raise SystemExit(rc)
+    run_tool([sys.executable, "examples/race/summarize.py", "--results", res, "--tag", tag.rstrip("_"), "--figure",
+         f"{res}/{tag}question_length.png", *extra], env=env)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ class Recipe:
     def tool(self, *argv, fail: str | None = None, stdout=None, quiet_tensorboard: bool = False) -> None:
         """Run a console tool; it reports its own error, and ``fail`` (or its name) stops the recipe."""
         argv = [str(a) for a in argv]
-        fds = (self.prep.lock.fileno(),) if self.prep.lock and not self.prep.lock.fh.closed else ()
+        fds = () if self.prep.lock.fh.closed else (self.prep.lock.fileno(),)
         try:
             if quiet_tensorboard:  # fairseq's imports warn about tensorboardX on every call
                 proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -77,12 +77,8 @@ def check_gzip(path: str) -> None:
     """The whole archive reads (an empty or damaged one is refused by name, before anything is written)."""
     if os.path.getsize(path) == 0:
         raise Stop(f"{path}: not a readable gzip file (empty or damaged)")
-    try:
-        with gzip.open(path, "rb") as fh:
-            while fh.read(1 << 20):
-                pass
-    except (OSError, EOFError, zlib.error):
-        raise Stop(f"{path}: not a readable gzip file (empty or damaged)") from None
+    for _ in read_lines(path, gz=True):
+        pass
 
 
 def read_lines(path: str, gz: bool | None = None):
@@ -93,7 +89,7 @@ def read_lines(path: str, gz: bool | None = None):
         with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
             yield from fh
     except (EOFError, zlib.error, gzip.BadGzipFile) as e:
-        raise Stop(f"{path}: not a readable gzip file ({e})") from None
+        raise Stop(f"{path}: not a readable gzip file (empty or damaged: {e})") from None
 
 
 def head_lines(src: str, dest: str, limit: int, plus: int = 0, gz: bool | None = None) -> None:
@@ -110,9 +106,6 @@ def head_lines(src: str, dest: str, limit: int, plus: int = 0, gz: bool | None =
 def copy_text(src: str, dest: str) -> None:
     """A plain or gzipped text file, whole, into ``dest``."""
     head_lines(src, dest, 0)
-
-
-
 
 
 def download(url: str, dest: str) -> bool:

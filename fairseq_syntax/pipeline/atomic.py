@@ -21,14 +21,11 @@ def write_text(path: str, text: str) -> None:
         fh.write(text)
 
 
-def write_lines(path: str, lines) -> None:
-    """``lines`` (each without its line end) into ``path``, one a line."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        for line in lines:
-            fh.write(line + "\n")
+# every committed .gz: best compression, no name or time in the header, so the same content gives the same bytes
+GZIP = ["gzip", "-9", "-n"]
 
 
 def command_output(path: str, argv: list[str], **kwargs) -> None:
     """A command's standard output into ``path``, which appears only if the command succeeds."""
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        subprocess.run(argv, stdout=fh, check=True, **kwargs)
+        subprocess.run([str(a) for a in argv], stdout=fh, check=True, **kwargs)

@@ -23,7 +23,6 @@ class Stopped(Exception):
 
 class JobPool:
     def __init__(self, jobs: int):
-        self.jobs = jobs
         self.failed = False
         self._slots = threading.Semaphore(jobs)
         self._threads: list[threading.Thread] = []

@@ -7,9 +7,8 @@ pattern.
 from __future__ import annotations
 
 import os
-import subprocess
 
-from .atomic import atomic_path
+from .atomic import GZIP, command_output
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -29,8 +28,7 @@ def keep_log(src: str, dest: str, named=()) -> None:
     """``src`` into ``dest`` (gzip -9 -n, as every committed log), its machine paths hidden."""
     with open(src, encoding="utf-8", errors="surrogateescape") as fh:
         text = hide_paths(fh.read(), [(d, n) for d, n in named])
-    with atomic_path(dest) as tmp, open(tmp, "wb") as out:
-        subprocess.run(["gzip", "-9", "-n"], input=text.encode("utf-8", "surrogateescape"), stdout=out, check=True)
+    command_output(dest, GZIP, input=text.encode("utf-8", "surrogateescape"))
 
 
 def from_caller(path: str, root: str = ROOT) -> str:

@@ -1,6 +1,7 @@
 """What a pipeline says: timestamped progress lines, and one-line errors instead of tracebacks."""
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 
@@ -11,6 +12,16 @@ class Stop(Exception):
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def run_tool(argv, fail: str | None = None, **kwargs) -> None:
+    """A program that reports its own errors: its failure stops this one, as the line ``fail`` where given, else
+    with the program's exit status."""
+    rc = subprocess.run([str(a) for a in argv], **kwargs).returncode
+    if rc and fail:
+        raise Stop(fail)
+    if rc:
+        raise SystemExit(rc)
 
 
 def run_main(main, argv=None) -> int:

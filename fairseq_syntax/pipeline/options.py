@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 
-from .messages import Stop
+from .messages import Stop, log
 
 _INT = re.compile(r"0|[1-9][0-9]{0,17}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -88,8 +88,6 @@ def quick_slice(sizes: dict[str, int], quick: dict[str, int]) -> dict[str, int]:
     size, so the README's commands run in minutes as written; the stage records keep the sizes."""
     if os.environ.get("FAIRSEQ_SYNTAX_QUICK", "") in ("", "0"):
         return sizes
-    from .messages import log
-
     out = dict(sizes)
     for key, n in quick.items():
         if out[key] == 0:

@@ -25,22 +25,22 @@ class Preparation:
     def __init__(self, out: str, corpus: str, wait: bool = False):
         self.out = out
         os.makedirs(out, exist_ok=True)
-        self.lock = None
-        self.relock(wait)
+        self.lock = self._lock(wait)
         claim_out(out, corpus)
         owned_or_absent(f"{out}/bin", out)  # a bin/ of the user's stops the run before any work, not after it
         owned_or_absent(f"{out}/bin.tmp", out)
         self.after = "start"
 
-    def relock(self, wait: bool = False) -> None:
+    def _lock(self, wait: bool) -> FileLock:
         def waiting(holder):
             log(f"{self.out}: waiting for {holder or 'another preparation'} to finish its stages")
         try:
-            self.lock = FileLock(f"{self.out}/.lock", wait=wait, on_wait=waiting)
+            lock = FileLock(f"{self.out}/.lock", wait=wait, on_wait=waiting)
         except Held as held:
             raise Stop(f"{self.out}: another preparation ({held or 'a running process'}) is writing there; wait "
                        f"for it to finish (--wait), or give another --out") from None
-        self.lock.claim(program())
+        lock.claim(program())
+        return lock
 
     def unlock(self) -> None:
         """Job-array tasks parse side by side once the stages before parsing are done."""
@@ -74,7 +74,7 @@ class Preparation:
             elif have[0] != wanted[0]:
                 log(f"redo {name}: its options changed (were '{have[0][len('options: '):]}', now '{key}')")
             elif have[1:2] != wanted[1:2]:
-                log(f"redo {name}: its inputs changed ({' '.join(p for p in inputs)})")
+                log(f"redo {name}: its inputs changed ({' '.join(inputs)})")
             else:
                 log(f"redo {name}: a stage before it was redone")
             os.remove(record)
