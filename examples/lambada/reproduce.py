@@ -43,7 +43,7 @@ from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
-from fairseq_syntax.studies import early_stopping  # noqa: E402
+from fairseq_syntax.studies import early_stopping, run_protocol  # noqa: E402
 from fairseq_syntax.studies.result_files import describe as describe_results  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
                                          require_gpu, same_run, user_dir)
@@ -58,6 +58,7 @@ RUNS = {  # the arch and supervision of a named run
     "sa_early_corefprev": ["--arch", "bidaf_sa_early", "--signals", "CorefPrev", "--sup-lambda", "0.3"],
     "sa_early_corefnext": ["--arch", "bidaf_sa_early", "--signals", "CorefNext", "--sup-lambda", "0.3"],
 }
+TABLE_SEEDS = [1, 2, 3, 4, 5]  # the seeds a table may hold; another is a trial
 HINT = ("Give another --tag (or --out and --checkpoints), or remove that run's results and checkpoints to train it "
         "again")
 
@@ -160,6 +161,13 @@ def main(argv):
                                             state == "finished")
             if problem:
                 raise Stop(f"{problem}. {HINT}")
+    recipe = {k: v for k, v in keys(runs[0], seeds[0]).items()
+              if k in ("batch_size", "lr", "warmup_updates", "dropout", "max_update", "validate_interval_updates")}
+    try:  # a trial (another budget, a seed 6) never trains into the table's folder
+        run_protocol.write_or_check(res, runs, seeds, {k: float(v) if k in ("lr", "dropout") else v
+                                                       for k, v in recipe.items()}, RUNS, TABLE_SEEDS, o["tag"])
+    except run_protocol.NotOfTable as e:
+        raise Stop(str(e)) from None
 
     hide = [(ckpts, "<checkpoints>"), (data, "<data>")]  # --checkpoints or --data outside the checkout
 

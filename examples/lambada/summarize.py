@@ -27,18 +27,22 @@ import itertools
 import json
 import re
 import statistics
+import sys
 from pathlib import Path
 
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, has_block, replace_block
 from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
+from fairseq_syntax.studies.run_protocol import read_protocol, refusal, refused_line
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
                                                     signed, significant, welch_interval)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
 SIGNALS = ("corefall", "depparse", "corefprev", "corefnext", "narrative")  # reproduce.sh's supervised run suffixes
+SYSTEMS = ("bidaf", "sa_early", *(f"sa_early_{s}" for s in SIGNALS))  # reproduce.sh's runs
+PROG = "examples/lambada/summarize.py"
 ALPHA = 0.05  # the level at which the reading calls a difference told apart
 # The paper's Tables 3 and 5 (attending-to-entities-lambada.txt): its mean of 4 seeds per reader
 PAPER_TABLE5 = {"": 60.54, "corefall": 61.51, "depparse": 61.06, "corefprev": 60.94, "corefnext": 61.27,
@@ -73,6 +77,27 @@ def split_name(name: str) -> tuple[str, int | None]:
     """``converged_sa_early_corefall_seed2`` -> (``converged_sa_early_corefall``, 2)."""
     m = re.fullmatch(r"(.+)_seed(\d+)", name)
     return (m.group(1), int(m.group(2))) if m else (name, None)
+
+
+def admitted_runs(res: Path) -> tuple[list[str], dict[str, str]]:
+    """The runs (``*.eval.json``) of the table's protocols, and {run: why} for the others. A ``--tag``'s runs
+    (``converged_``) are checked against ``TAG.protocol.json``, the others against ``protocol.json``
+    (studies/run_protocol.py)."""
+    admitted, refused, protocols = [], {}, {}
+    for f in sorted(res.glob("*.eval.json")):
+        name = f.name[: -len(".eval.json")]
+        system = split_name(name)[0]
+        tag = next((system[: -len(s) - 1] for s in sorted(SYSTEMS, key=len, reverse=True)
+                    if system.endswith("_" + s) and system != s), "") if system not in SYSTEMS else ""
+        if tag not in protocols:
+            protocols[tag] = read_protocol(res, PROG, tag)
+        why = refusal(name[len(tag) + 1:] if tag else name, res / f"{name}.train.log.gz", protocols[tag], SYSTEMS)
+        if why:
+            refused[name] = why
+            print(f"{PROG}: refused {name}: {why}", file=sys.stderr)
+        else:
+            admitted.append(name)
+    return admitted, refused
 
 
 def twin(system: str) -> str | None:
@@ -146,6 +171,8 @@ def markdown(summary: dict) -> str:
         delta = format_seed_test(row.get("vs_twin"))
         best_delta = format_seed_test(row.get("best_update_vs_twin"), "+,.0f")
         out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {best_delta} | {how} |")
+    if summary.get("refused"):
+        out += ["", refused_line(summary["refused"])]
     if "most_frequent_context_word" in summary:
         out += ["", f"Reference without a model (the context's most frequent non-stop word): "
                     f"{summary['most_frequent_context_word']['accuracy']:.2f}."]
@@ -449,7 +476,8 @@ def main(argv=None) -> int:
     exit_unless_block(p, a.readme, "lambada-summary")  # answered before any work, not after it
     res = Path(a.results)
     try:
-        runs = {f.name[: -len(".eval.json")]: read_json(f, ROWS) for f in sorted(res.glob("*.eval.json"))}
+        names, refused_runs = admitted_runs(res)
+        runs = {name: read_json(res / f"{name}.eval.json", ROWS) for name in names}
         for name, r in runs.items():
             for k in ROWS:
                 percent(res / f"{name}.eval.json", r[k].get("accuracy") if isinstance(r[k], dict) else r[k],
@@ -488,7 +516,7 @@ def main(argv=None) -> int:
         p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
     summary = {"runs": runs, "paired_tests": tests,
                "stopping": {"patience_validations": a.patience, "max_update": a.max_update},
-               "systems": systems, "trained": trained, **paper}
+               "systems": systems, "trained": trained, **paper, **({"refused": refused_runs} if refused_runs else {})}
     if a.instances and a.stopwords:
         summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
         print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "

@@ -47,7 +47,7 @@ from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, parse  # noqa: E402
-from fairseq_syntax.studies import early_stopping  # noqa: E402
+from fairseq_syntax.studies import early_stopping, run_protocol  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
                                          require_gpu, same_run, user_dir)
 from fairseq_syntax.studies.training_log import open_log  # noqa: E402
@@ -64,6 +64,8 @@ SYSTEMS = {  # --task and --arch and what else the system differs in
     "sgnet_learn_alpha": SG + ["--sgnet-learn-alpha"],
     "sgnet_first_head": SG + ["--sgnet-subword-mode", "first_head"],
 }
+TABLE_SEEDS = [1, 2, 3, 4, 5]  # the seeds a table may hold; another is a trial
+RECIPE = {"lr": 0.001, "warmup_updates": 400, "max_tokens": 4096}  # what every run shares (common, below)
 HINT = "Give another --out and MULTI30K_CHECKPOINTS, or remove that run's log and checkpoints to train it again"
 
 
@@ -150,8 +152,7 @@ def main(argv):
     # kept log) was trained with these options and, if finished, stopped where this rule stops it
     for system, seed in runs:
         # (not max_update: the rule holds the cap, and a run stopped by patience before it agrees with any higher)
-        keys = {"seed": seed, "lr": "0.001", "warmup_updates": "400", "max_tokens": "4096",
-                "fp16": "True" if fp16 else "False", **flag_keys(SYSTEMS[system])}
+        keys = {"seed": seed, **RECIPE, "fp16": "True" if fp16 else "False", **flag_keys(SYSTEMS[system])}
         ck = f"{ckpts}/multi30k_{system}_seed{seed}{suffix}"
         kept = f"{res}/logs/{system}_seed{seed}.train.log.gz"
         for train_log in (f"{ck}/train.log", kept):
@@ -171,6 +172,11 @@ def main(argv):
     if made_with != str(max_len_b) and glob.glob(f"{glob.escape(res)}/hyp/*.de.gz"):
         raise Stop(f"[reproduce] the hypotheses in {res}/hyp were decoded with --max-len-b {made_with}, not "
                    f"{max_len_b}: give that cap again, or another --out")
+    try:  # a trial (--max-update 10, a seed 6) never trains into the table
+        run_protocol.write_or_check(res, [s for s, _ in runs], [k for _, k in runs],
+                                    {**RECIPE, "max_update": max_update}, SYSTEMS, TABLE_SEEDS)
+    except run_protocol.NotOfTable as e:
+        raise Stop(str(e)) from None
     os.makedirs(f"{res}/hyp", exist_ok=True)
     os.makedirs(f"{res}/logs", exist_ok=True)
     if max_len_b != 200:
@@ -192,8 +198,9 @@ def main(argv):
              *every, "--destdir", f"{data}/bin", "-s", "en", "-t", "de", "--suffix", "randheads", "--random-trees",
              "1"], "writing the random trees failed", env=env)
     common = ["-s", "en", "-t", "de", "--share-all-embeddings", "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)",
-              "--lr", "1e-3", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "400", "--criterion",
-              "label_smoothed_cross_entropy", "--label-smoothing", "0.1", "--max-tokens", "4096",
+              "--lr", str(RECIPE["lr"]), "--lr-scheduler", "inverse_sqrt", "--warmup-updates", str(RECIPE["warmup_updates"]),
+              "--criterion",
+              "label_smoothed_cross_entropy", "--label-smoothing", "0.1", "--max-tokens", str(RECIPE["max_tokens"]),
               "--required-batch-size-multiple", "1", "--max-update", str(max_update), "--best-checkpoint-metric",
               "loss", "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "50",
               *(["--fp16"] if fp16 else [])]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -30,10 +29,12 @@ from fairseq_syntax.arg_types import int_at_least
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
+from fairseq_syntax.studies.run_protocol import admit, read_protocol, refused_line, split_run
 from fairseq_syntax.studies.result_files import read_json, read_lines
 from fairseq_syntax.studies.seed_statistics import format_seed_test, seed_test
 from fairseq_syntax.studies.training_log import one_setup, training_setup
 
+PROG = "examples/multi30k/summarize.py"
 BASELINE = "vanilla"
 SGNET = "sgnet"
 ORDER = ["vanilla", "sgnet", "sgnet_random_trees", "vanilla_plus1", "sgnet_learn_alpha", "sgnet_first_head"]
@@ -58,9 +59,11 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
 
     tests = [line.split("\t") for line in read_lines(data / "bin" / "testsets.tsv") if line]
     runs: dict[str, dict[int, dict]] = {}
-    for log in sorted((results / "logs").glob("*_seed*.train.log.gz")):
-        m = re.match(r"(.+)_seed(\d+)\.train\.log\.gz$", log.name)
-        system, seed = m.group(1), int(m.group(2))
+    logs = {log.name[: -len(".train.log.gz")]: log for log in sorted((results / "logs").glob("*.train.log.gz"))}
+    admitted, refused = admit(logs, logs.get, read_protocol(results, PROG), PROG, ORDER)
+    for name in admitted:
+        log = logs[name]
+        system, seed = split_run(name)
         conv = convergence(str(log), "loss", patience, max_update, min_delta=min_delta)
         run = runs.setdefault(system, {})[seed] = {"convergence": conv, "training": training_setup(str(log)),
                                                    "scores": {}}
@@ -114,7 +117,8 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
             "early_stopping": {"patience_epochs": patience, "min_delta": min_delta, "max_update": max_update},
             "trained": trained, "signatures": signatures, "paired_bootstrap_resamples": n_boot,
             "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
-            "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()}}
+            "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()},
+            **({"refused": refused} if refused else {})}
 
 
 def versus(c: dict | None, ref: str = BASELINE) -> str:
@@ -175,6 +179,8 @@ def markdown(summary: dict) -> str:
             out.append(f"| {s} | {seed} | {c.get('best_update', '–')} | {c['stopped'] or 'running'} | "
                        + " | ".join(cells) + " |")
     out += alpha_lines(summary) + progress(summary)
+    if summary.get("refused"):
+        out += ["", refused_line(summary["refused"])]
     out += ["", f"Trained in {summary['trained']}." if summary.get("trained") else "Training setup: not in the logs.",
             "", f"BLEU signature: `{summary['signatures']['BLEU']}`",
             f"chrF signature: `{summary['signatures']['chrF2']}`", ""]
@@ -254,6 +260,8 @@ def readme_table(summary: dict) -> str:
     if not systems:
         out.append("| no run has finished yet | | " + " | ".join("" for _ in range(4 * len(names))) + " |")
     out += alpha_lines(summary) + progress(summary)
+    if summary.get("refused"):
+        out += ["", refused_line(summary["refused"])]
     out += ["", f"sacreBLEU signature: `{summary['signatures']['BLEU']}`"]
     return "\n".join(out)
 

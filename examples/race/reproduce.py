@@ -45,6 +45,7 @@ from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
+from fairseq_syntax.studies import run_protocol  # noqa: E402
 from fairseq_syntax.studies.result_files import read_json  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
                                          no_quick_study, require_gpu, same_run, user_dir)
@@ -64,6 +65,7 @@ RECIPES = {  # batch, lr, positions, train subset, eval split, default updates o
     "cpu": dict(batch_size="16", lr="1e-4", max_length="128", updates="400", train_subset="train-middle",
                 eval_split="valid-middle"),
 }
+TABLE_SEEDS = [1, 2, 3, 4, 5]  # the seeds a table may hold; another is a trial
 HINT = ("Give another --tag (or --out and --checkpoints), or remove that run's results and checkpoints to train it "
         "again")
 
@@ -91,6 +93,8 @@ def main(argv):
             continue
         o[key] = o[key] or value
     bsz = need_int("--batch-size", o["batch_size"], 1)
+    if not re.fullmatch(r"([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?", o["lr"]) or not float(o["lr"]) > 0:
+        raise Stop(f"--lr takes a positive number (1e-4, 0.0001), got '{o['lr']}'")
     maxpos = need_int("--max-length", o["max_length"], 8)
     jobs = need_int("--jobs", o["jobs"], 1)
     seeds = need_ints("--seeds", o["seeds"])
@@ -145,8 +149,12 @@ def main(argv):
                                f"{split}. {HINT}")
             else:
                 same_run(f"{ck}/train.log", HINT, keys(system, seed))
-
-    os.makedirs(res, exist_ok=True)
+    try:  # a trial (another budget, a seed 6) never trains into the table's folder
+        run_protocol.write_or_check(res, systems, seeds, {"max_update": updates, "lr": float(o["lr"]), "batch_size": bsz,
+                                                          "max_input_length": maxpos, "train_subset": subset},
+                                    SYSTEMS, TABLE_SEEDS, o["tag"], split)
+    except run_protocol.NotOfTable as e:
+        raise Stop(str(e)) from None
     pretrained = o["pretrained"] or f"{ROOT}/work/minilm"
     threads = threads_per_job(jobs)
     env = console_env(threads)

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 from pathlib import Path
 
 from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
 from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
+from fairseq_syntax.studies.run_protocol import admit, read_protocol, refused_line, split_run
 from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
+PROG = "examples/race/summarize.py"
 ORDER = ["baseline", "sgnet", "sgnet_alone", "sgnet_nomask", "sgnet_random_trees", "sgnet_2layers",
          "sgnet_2layers_nomask", "sla"]
 LABELS = {
@@ -42,20 +43,28 @@ SETUP = ("recipe", "updates", "batch_size", "lr", "max_positions", "train_subset
 LENGTH_BINS = ((1, 5), (6, 8), (9, 11), (12, 15), (16, 10 ** 6))
 
 
-def load_runs(results: Path, tag: str) -> dict:
+def load_runs(results: Path, tag: str) -> tuple[dict, dict]:
+    """({system: {seed: its eval.json, with predictions}}, {run refused: why}): a run is admitted only if it is of
+    the table's protocol (studies/run_protocol.py), with the systems this summary knows."""
+    prefix = f"{tag}_" if tag else ""
+    names = [path.name[len(prefix): -len(".eval.json")] for path in sorted(results.glob(f"{prefix}*.eval.json"))]
+    if not tag:  # a --tag's runs, which have their protocol beside this one, are a table of their own
+        tags = [q.name[: -len(".protocol.json")] for q in results.glob("?*.protocol.json")]
+        names = [n for n in names if not any(n.startswith(f"{other}_") for other in tags)]
+    evals = {n: read_json(results / f"{prefix}{n}.eval.json", SETUP + LEVELS + ("split",)) for n in names}
+    admitted, refused = admit(names, lambda n: results / f"{prefix}{n}.train.log.gz", read_protocol(results, PROG, tag),
+                              PROG, ORDER, lambda n: evals[n]["split"])
     runs = {}
-    for path in sorted(results.glob("*.eval.json")):
-        m = re.fullmatch(rf"{re.escape(tag + '_') if tag else ''}(\w+?)_seed(\d+)\.eval\.json", path.name)
-        if not m or (not tag and m.group(1) not in ORDER):
-            continue
-        r = read_json(path, SETUP + LEVELS)
+    for name in admitted:
+        path, r = results / f"{prefix}{name}.eval.json", evals[name]
         for level in LEVELS:  # (a level without questions has no accuracy)
             if isinstance(r[level], dict) and r[level].get("n"):
                 percent(path, r[level].get("accuracy"), f"{level} accuracy")
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
         r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
-        runs.setdefault(m.group(1), {})[int(m.group(2))] = r
-    return runs
+        system, seed = split_run(name)
+        runs.setdefault(system, {})[seed] = r
+    return runs, {prefix + k: v for k, v in refused.items()}
 
 
 def mcnemar(a: dict, b: dict, level: str | None = None, other: str = "baseline") -> dict:
@@ -144,6 +153,8 @@ def table(summary: dict) -> str:
         "not every run is told apart from chance at p < 0.01"
     lines += ["", f"The largest exact binomial p against 25 %, over every run and level: {format_p(worst[0], 3)} "
                   f"({LABELS.get(worst[1], worst[1])}, {worst[2]}): {verdict}."]
+    if summary.get("refused"):
+        lines += ["", refused_line(summary["refused"])]
     return "\n".join(lines) + "\n"
 
 
@@ -187,11 +198,13 @@ def main(argv=None) -> int:
     exit_unless_block(p, a.readme, a.block)  # answered before any work, not after it
     results = Path(a.results)
     try:  # a damaged or mismatched results file: its message names it
-        runs = load_runs(results, a.tag)
+        runs, refused = load_runs(results, a.tag)
         if not runs:
             print(f"examples/race/summarize.py: no runs in {results}")
             return 1
         summary = summarize(runs)
+        if refused:
+            summary["refused"] = refused
     except ValueError as e:
         p.exit(1, f"examples/race/summarize.py: error: {e}\n")
     name = f"{a.tag}_summary" if a.tag else "summary"
