@@ -189,3 +189,42 @@ def test_a_trial_into_a_tables_folder_stops_before_any_work(tmp_path, script, ar
     assert proc.returncode != 0 and says in proc.stderr, proc.stderr
     assert "a trial goes to its own --out" in proc.stderr
     assert sorted(p.name for p in out.iterdir()) == before and not (tmp_path / "ck").exists()
+
+
+def test_a_runs_record_holds_what_shaped_it_and_the_summary_holds_it_to_the_table(tmp_path):
+    import re
+
+    from fairseq_syntax.studies.run_record import data_fingerprint, write_record
+
+    data = tmp_path / "bin"
+    data.mkdir()
+    (data / "dict.txt").write_text("a 1\n")
+    (data / "train.idx").write_bytes(b"\x01\x02")
+    (data / "train.bin").write_bytes(b"\x00" * 8)
+    before = data_fingerprint(data)
+    (data / "train.bin").write_bytes(b"\x01" * 8)  # not read: the index fixes the corpus
+    assert data_fingerprint(data) == before
+    (data / "train.idx").write_bytes(b"\x01\x03")
+    assert data_fingerprint(data) != before
+    res = tmp_path / "race"
+    shutil.copytree(ROOT / "results/race", res)
+    log = res / "sla_seed1.train.log.gz"
+    record = write_record(res / "sla_seed1.record.json", study="race", system="sla", seed=1,
+                          recipe={"max_update": 400, "lr": 0.0001}, data=str(data), split="valid-middle", scored=1436,
+                          log=str(log))
+    assert record["data"] == data_fingerprint(data) and record["precision"] == "fp32" and record["quick"] is False
+    assert re.fullmatch(r"[0-9a-f]{40}(\+changes)?|fairseq-syntax .+", record["code"]), record["code"]
+    assert json.loads((res / "sla_seed1.record.json").read_text()) == record
+    main = study_script("examples/race/summarize.py").main
+    assert main(["--results", str(res)]) == 0 and "refused" not in json.loads((res / "summary.json").read_text())
+    protocol = json.loads((res / "protocol.json").read_text())
+    (res / "protocol.json").write_text(json.dumps({**protocol, "data": "0" * 40}))
+    assert main(["--results", str(res)]) == 0
+    why = refused_in(res / "summary.json", ["sla_seed1"])["sla_seed1"]
+    assert f"sla_seed1.record.json: trained on other data (fingerprint {record['data'][:12]}" in why
+    record["recipe"]["max_update"] = 10
+    (res / "sla_seed1.record.json").write_text(json.dumps(record))
+    (res / "protocol.json").write_text(json.dumps(protocol))
+    assert main(["--results", str(res)]) == 0
+    assert "sla_seed1.record.json: max_update=10, the table's max_update=400" in refused_in(
+        res / "summary.json", ["sla_seed1"])["sla_seed1"]

@@ -50,6 +50,7 @@ from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # no
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
 from fairseq_syntax.studies.early_stopping import fairseq_best, validations  # noqa: E402
 from fairseq_syntax.studies.result_files import describe as describe_results  # noqa: E402
+from fairseq_syntax.studies.run_record import write_record  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
                                          no_quick_study, same_run, user_dir)
 from fairseq_syntax.studies.table_protocol import METRIC, SCORED_SPLIT, write_or_check  # noqa: E402
@@ -266,6 +267,9 @@ def main(argv):
             r.update(task=task, system=system, seed=seed, max_update=n, metric=metric,
                      best_update=fairseq_best(validations(f"{ck}/train.log", metric, by="update")),
                      device=device[-1].strip() if device else "cpu")
+            write_record(f"{res}/{name}.record.json", study="sla_table", system=f"{task}_{system}", seed=seed,
+                         recipe={"max_update": n, "lr": 5e-05, "batch_size": 32}, data=data,
+                         split=SCORED_SPLIT[task], scored=r.get("sentences"), log=f"{ck}/train.log")
             write_text(f"{res}/{name}.eval.json", json.dumps(r, indent=1))
             for f in [f"{ck}/checkpoint_last.pt"] + glob.glob(f"{glob.escape(ck)}/checkpoint_*_*.pt"):
                 if os.path.exists(f):

@@ -33,6 +33,7 @@ are only importable (a lent GPU, ../shared/tools/device-fairseq.sh), wrappers st
 A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 """
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -45,6 +46,7 @@ from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # no
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
 from fairseq_syntax.studies import early_stopping, run_protocol  # noqa: E402
 from fairseq_syntax.studies.result_files import describe as describe_results  # noqa: E402
+from fairseq_syntax.studies.run_record import write_record  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
                                          require_gpu, same_run, user_dir)
 from fairseq_syntax.studies.training_log import open_log  # noqa: E402
@@ -195,7 +197,11 @@ def main(argv):
             text = fh.read()
         write_text(f"{dest}/{name}.eval.txt", text)
         with open(f"{ck}.eval.json", encoding="utf-8") as fh:  # it names the checkpoint it scored
-            write_text(f"{dest}/{name}.eval.json", hide_paths(fh.read(), hide))
+            scored = fh.read()
+        run, seed = run_protocol.split_run(name[len(tag):])
+        write_record(f"{dest}/{name}.record.json", study="lambada", system=f"{tag}{run}", seed=seed, recipe=recipe,
+                     data=data, split="test", scored=json.loads(scored)["all"]["n"], log=f"{ck}.train.log")
+        write_text(f"{dest}/{name}.eval.json", hide_paths(scored, hide))
         sys.stderr.write(text)
         return True
 

@@ -48,6 +48,7 @@ from fairseq_syntax.pipeline.logs import ROOT, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, parse  # noqa: E402
 from fairseq_syntax.studies import early_stopping, run_protocol  # noqa: E402
+from fairseq_syntax.studies.run_record import write_record  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
                                          require_gpu, same_run, user_dir)
 from fairseq_syntax.studies.training_log import open_log  # noqa: E402
@@ -112,6 +113,10 @@ def main(argv):
 
     def rule(log_path):  # the convergence of a run from its log (validation every epoch)
         return early_stopping.convergence(log_path, "loss", patience, max_update, False, "epoch", min_delta)
+
+    def sentences(split):  # a test set's size, as testsets.tsv records it
+        with open(f"{data}/bin/testsets.tsv", encoding="utf-8") as fh:
+            return next(int(line.split("\t")[2]) for line in fh if line.split("\t")[0] == split)
 
     def tests():
         if not os.path.isfile(f"{data}/bin/testsets.tsv"):
@@ -239,6 +244,9 @@ def main(argv):
                         return False
             keep_log(train_log, f"{res}/logs/{system}_seed{seed}.train.log.gz",
                      [(ckpts, "<checkpoints>"), (data, "<data>")])
+            write_record(f"{res}/logs/{system}_seed{seed}.record.json", study="multi30k", system=system, seed=seed,
+                         recipe={**RECIPE, "max_update": max_update}, data=f"{data}/bin", split=" ".join(splits),
+                         scored=sum(sentences(s) for s in splits), log=train_log)
             task = [x for i, f in enumerate(flags) if f in ("--task", "--heads-suffix") for x in flags[i:i + 2]]
             for split in splits:
                 hyp = f"{res}/hyp/{system}_seed{seed}.{split}.de.gz"

@@ -47,6 +47,7 @@ from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # no
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
 from fairseq_syntax.studies import run_protocol  # noqa: E402
 from fairseq_syntax.studies.result_files import read_json  # noqa: E402
+from fairseq_syntax.studies.run_record import write_record  # noqa: E402
 from fairseq_syntax.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
                                          no_quick_study, require_gpu, same_run, user_dir)
 
@@ -149,10 +150,10 @@ def main(argv):
                                f"{split}. {HINT}")
             else:
                 same_run(f"{ck}/train.log", HINT, keys(system, seed))
+    protocol_recipe = {"max_update": updates, "lr": float(o["lr"]), "batch_size": bsz, "max_input_length": maxpos,
+                       "train_subset": subset}
     try:  # a trial (another budget, a seed 6) never trains into the table's folder
-        run_protocol.write_or_check(res, systems, seeds, {"max_update": updates, "lr": float(o["lr"]), "batch_size": bsz,
-                                                          "max_input_length": maxpos, "train_subset": subset},
-                                    SYSTEMS, TABLE_SEEDS, o["tag"], split)
+        run_protocol.write_or_check(res, systems, seeds, protocol_recipe, SYSTEMS, TABLE_SEEDS, o["tag"], split)
     except run_protocol.NotOfTable as e:
         raise Stop(str(e)) from None
     pretrained = o["pretrained"] or f"{ROOT}/work/minilm"
@@ -216,6 +217,8 @@ def main(argv):
             r.update(system=system, seed=seed, recipe=recipe, updates=updates, batch_size=bsz, lr=float(o["lr"]),
                      max_positions=maxpos, train_subset=subset, updates_reached=max(reached, default=None),
                      device=device[-1].strip() if device else "cpu")
+            write_record(f"{res}/{name}.record.json", study="race", system=system, seed=seed, recipe=protocol_recipe,
+                         data=data, split=split, scored=r["RACE"]["n"], log=f"{ck}/train.log")
             write_text(f"{res}/{name}.eval.json", json.dumps(r, indent=1))
             with open(f"{ck}/eval.txt", encoding="utf-8", errors="replace") as fh:
                 sys.stderr.write(fh.read())

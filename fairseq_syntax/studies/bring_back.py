@@ -24,7 +24,7 @@ from .result_files import percent, read_json
 from .training_log import training_setup
 
 RUN_FILE = re.compile(r"(?P<run>(?P<task>[A-Za-z0-9-]+)_(?P<system>[a-z_]+?)_seed(?P<seed>0|[1-9][0-9]{0,17}))"
-                      r"\.(?P<kind>eval\.json|eval\.txt|pred\.jsonl\.gz|train\.log\.gz|gates\.json)")
+                      r"\.(?P<kind>eval\.json|eval\.txt|pred\.jsonl\.gz|train\.log\.gz|gates\.json|record\.json)")
 REQUIRED = ("eval.json", "pred.jsonl.gz", "train.log.gz")
 EVAL_FIELDS = ("task", "system", "seed", "metric", "split", "max_update")
 PROTOCOL = ("split", "max_update")  # what every run of one task in one table shares
@@ -40,7 +40,7 @@ def runs_in(folder: Path, where: str) -> dict[str, dict[str, Path]]:
         m = RUN_FILE.fullmatch(p.name)
         if p.is_symlink() or not p.is_file() or not m:
             raise ValueError(f"{where}: {p.name}: not a run's file (expected TASK_SYSTEM_seedN.eval.json, "
-                             ".eval.txt, .pred.jsonl.gz, .train.log.gz or .gates.json, a plain file)")
+                             ".eval.txt, .pred.jsonl.gz, .train.log.gz, .gates.json or .record.json, a plain file)")
         runs.setdefault(m["run"], {})[m["kind"]] = p
     return runs
 

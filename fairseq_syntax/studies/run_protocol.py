@@ -2,7 +2,8 @@
 
 A table's folder holds ``protocol.json`` (``TAG.protocol.json`` for a ``--tag``'s runs, a table of their own): its
 systems, its seeds, its recipe (fairseq options as the training log's configuration spells them: ``max_update``,
-``lr``, ``batch_size``...) and, where the study scores one, its split. The reproduce script that makes the
+``lr``, ``batch_size``...), where the study scores one its split, and optionally its data's fingerprint. A run's
+record (run_record.py), where it has one, is held to the same. The reproduce script that makes the
 folder writes it and checks every later call against it, so a trial (``--max-update 10``) never trains into the
 table; the summary admits a run only if it is named ``SYSTEM_seedN`` with a system and seed of the table, and the
 last start in its log (the configuration it finished under) holds the recipe and that seed, and it names each run
@@ -19,6 +20,7 @@ from pathlib import Path
 from ..pipeline.atomic import write_text
 from .result_files import read_json
 from .run_options import _scalar, configurations, same
+from .run_record import record_differences
 from .training_log import training_setup
 
 PROTOCOL_FILE = "protocol.json"
@@ -82,6 +84,7 @@ def refusal(name: str, log, prot: dict | None, systems=None, split=None) -> str 
         why.append(f"its log's line {setup['quick']}: trained with FAIRSEQ_SYNTAX_QUICK set (2 updates of 2 examples)")
     if prot and not why:
         why += recipe_differences(str(log), {**prot["recipe"], "seed": seed})
+        why += record_differences(log, seed, prot["recipe"], prot.get("split"), prot.get("data"))
     return "; ".join(why) + " (a trial: give it its own --out)" if why else None
 
 

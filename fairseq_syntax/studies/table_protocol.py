@@ -13,6 +13,7 @@ from pathlib import Path
 from ..pipeline.atomic import write_text
 from .early_stopping import validations
 from .result_files import read_json
+from .run_record import record_differences
 
 TASKS = ("CoLA", "SST-2", "CoNLL-2003")
 METRIC = {"CoLA": "mcc", "SST-2": "accuracy", "CoNLL-2003": "f1"}
@@ -72,6 +73,7 @@ def refusal(e: dict, log: Path, prot: dict | None) -> str | None:
         for key in ("max_update", "split"):
             if e[key] != want[key]:
                 why.append(f"its {key} is {e[key]!r}, the table's {want[key]!r}")
+        why += record_differences(log, e["seed"], {"max_update": want["max_update"]}, want["split"])
         if log.exists() and e["max_update"] == want["max_update"]:
             reached = max(validations(str(log), METRIC[e["task"]], by="update"), default=None)
             if reached != want["max_update"]:
