@@ -97,18 +97,19 @@ def test_gpu_check_runs_on_the_cpu_and_keeps_its_rows_and_logs(prepared, tmp_pat
 
 
 @pytest.mark.slow
-def test_gpu_check_speed_only_trains_the_throughput_pair_alone(prepared, tmp_path):
-    """--speed-only, for a lease too short for every family: the pair's rounds and ratio, the rest reported as
-    not run even when their data are given."""
+def test_gpu_check_speed_only_trains_the_throughput_pair_alone(tmp_path):
+    """--speed-only, for a lease too short for every family: the pair's rounds alone, the rest reported as not run
+    even when their data are given. (The data folder is missing, so each of the pair's runs fails at once and its
+    row says so: the ratio from real logs is the test above's.)"""
     out = tmp_path / "gpu_check.md"
     proc = run(["bash", str(ROOT / "benchmarks/gpu_check.sh"), "--cpu", "--speed-only", "--multi30k",
-                str(prepared / "bin"), "--lambada", str(tmp_path / "absent"), "--speed-updates", "3",
-                "--speed-rounds", "1", "--speed-max-tokens", "1024", "--out", str(out)], timeout=1200)
+                str(tmp_path / "absent"), "--lambada", str(tmp_path / "absent"), "--speed-updates", "3",
+                "--speed-rounds", "1", "--speed-max-tokens", "1024", "--out", str(out)], timeout=600)
     text = out.read_text()
     rows = [line.split(" | ")[0][2:] for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert rows == ["run", "transformer_*_small", "speed_vanilla_r1", "speed_sgnet_r1", "roberta_*, bidaf*"]
-    assert text.count("| ok |") == 2 and text.count("not run (--speed-only)") == 2
-    assert "steady" in text and "median of 1 rounds" in text and proc.stdout == text
+    assert text.count("| FAILED") == 2 and text.count("not run (--speed-only)") == 2
+    assert "not measured (see the logs)" in text and proc.stdout == text
 
 
 def test_gpu_check_refuses_rounds_that_are_not_a_count_and_a_speed_only_check_of_nothing():

@@ -412,13 +412,13 @@ def test_data_loader_workers_do_not_accumulate_over_validations_and_epochs(lamba
     def alive_after_validations(*flags):
         proc = run([sys.executable, "-c", WORKERS_PROBE, str(lambada / "bin"), "--user-dir", user_dir, "--task",
                     "lambada_reader", "--arch", "bidaf_sa_early", "--criterion", "pointer_sum", "--optimizer",
-                    "adam", "--lr", "1e-3", "--batch-size", "16", "--max-update", "16", "--validate-interval-updates",
+                    "adam", "--lr", "1e-3", "--batch-size", "16", "--max-update", "8", "--validate-interval-updates",
                     "2", "--num-workers", "1", "--no-save", "--save-dir", str(tmp_path / "ck"), *flags], cwd=tmp_path)
         log = proc.stdout + proc.stderr
         assert "begin training epoch 2" in log, log[-3000:]
         return [int(n) for n in re.findall(r"workers alive after validation: (\d+)", log)]
 
     alive = alive_after_validations()
-    assert len(alive) >= 6 and max(alive) <= 1, alive
+    assert len(alive) >= 4 and max(alive) <= 1, alive  # (71 training instances: epoch 2 begins at update 6)
     kept = alive_after_validations("--persistent-workers")  # fairseq's default, which the task turns off
     assert len(kept) == len(alive) and kept[-1] >= 4, kept

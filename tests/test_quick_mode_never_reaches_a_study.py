@@ -53,3 +53,24 @@ def test_the_training_setup_marks_quick_mode(tmp_path):
     with pytest.raises(ValueError, match=r"run a \(its log's line 1\): trained with FAIRSEQ_SYNTAX_QUICK"):
         one_setup({"run a": training_setup(str(log)), "run b": training_setup(str(plain))}, "results/x")
     assert json.dumps(training_setup(str(plain)))
+
+
+def test_quick_mode_shortens_training_and_decoding_and_says_so(monkeypatch, capsys):
+    import sys
+
+    from fairseq_syntax.quick import QUICK_GENERATE, QUICK_TRAIN, apply_quick_mode
+
+    monkeypatch.setenv("FAIRSEQ_SYNTAX_QUICK", "1")
+    for program, added, says in (("/venv/bin/fairseq-train", QUICK_TRAIN, "stops after 2 updates"),
+                                 ("/venv/bin/fairseq-generate", QUICK_GENERATE, "stops at 10 tokens")):
+        monkeypatch.setattr("sys.argv", [program, "data-bin"])
+        apply_quick_mode()
+        apply_quick_mode()  # once only
+        assert sys.argv == [program, "data-bin", *added] and says in capsys.readouterr().err
+    monkeypatch.setattr("sys.argv", ["/venv/bin/fairseq-interactive", "data-bin"])
+    apply_quick_mode()
+    assert sys.argv == ["/venv/bin/fairseq-interactive", "data-bin"]
+    monkeypatch.setenv("FAIRSEQ_SYNTAX_QUICK", "0")
+    monkeypatch.setattr("sys.argv", ["/venv/bin/fairseq-train", "data-bin"])
+    apply_quick_mode()
+    assert sys.argv == ["/venv/bin/fairseq-train", "data-bin"]
