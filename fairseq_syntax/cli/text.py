@@ -17,8 +17,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fairseq-syntax-text", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("tokenize", help="normalize-punctuation | remove-non-printing-char | tokenizer -a")
-    t.add_argument("input")
-    t.add_argument("-o", "--output", required=True)
+    t.add_argument("input", nargs="+", help="text files of one language (several: one process for all)")
+    t.add_argument("-o", "--output", nargs="+", required=True, help="one per input")
     t.add_argument("-l", "--lang", required=True)
     t.add_argument("--workers", type=positive_int, default=1)
     t.add_argument("--quiet", action="store_true")
@@ -34,14 +34,19 @@ def main(argv=None) -> int:
     s.add_argument("input")
     s.add_argument("-o", "--output", required=True)
     args = p.parse_args(argv)
+    if args.cmd == "tokenize" and len(args.input) != len(args.output):
+        p.error(f"{len(args.input)} inputs and {len(args.output)} outputs (-o): give one output per input")
     try:
         if args.cmd == "clean":
             check_outputs([args.src_out, args.tgt_out], [args.src_in, args.tgt_in])
+        elif args.cmd == "tokenize":
+            check_outputs(args.output, args.input)
         else:
             check_outputs([args.output], [args.input])
         if args.cmd == "tokenize":
-            n = tokenize_file(args.input, args.output, args.lang, args.workers, progress=not args.quiet)
-            print(f"tokenized {n} lines -> {args.output}", file=sys.stderr)
+            for one_input, output in zip(args.input, args.output):
+                n = tokenize_file(one_input, output, args.lang, args.workers, progress=not args.quiet)
+                print(f"tokenized {n} lines -> {output}", file=sys.stderr)
         elif args.cmd == "clean":
             kept, total = clean_parallel(args.src_in, args.tgt_in, args.src_out, args.tgt_out, args.min, args.max,
                                          args.ratio)

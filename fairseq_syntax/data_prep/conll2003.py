@@ -55,10 +55,10 @@ def main(argv):
                     head_lines(f, f + ".cut", limit)
                     os.replace(f + ".cut", f)
 
-    def parse_all():
-        for split in SPLITS:
-            r.tool("fairseq-syntax-parse", f"{out}/raw/{split}.words", "-o", f"{out}/parse/{split}.conllu",
-                   "--parser", o["parser"], "--workers", workers, fail=f"parsing {split} failed")
+    def parse_all():  # one parser loaded for every split
+        r.tool("fairseq-syntax-parse", *[f"{out}/raw/{s}.words" for s in SPLITS], "-o",
+               *[f"{out}/parse/{s}.conllu" for s in SPLITS], "--parser", o["parser"], "--workers", workers,
+               fail="parsing failed")
 
     def wordpiece():
         for split in SPLITS:

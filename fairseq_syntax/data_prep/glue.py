@@ -87,11 +87,11 @@ def main(argv):
                 r.tool("fairseq-syntax-classification", "words", f"{out}/raw/{split}.{inp}", "-o",
                        f"{out}/words/{split}.{inp}", fail=f"words {split}.{inp}")
 
-    def parse_all():
-        for split in SPLITS:
-            for inp in inputs():
-                r.tool("fairseq-syntax-parse", f"{out}/words/{split}.{inp}", "-o", f"{out}/parse/{split}.{inp}.conllu",
-                       "--parser", o["parser"], "--workers", workers, fail=f"parsing {split}.{inp} failed")
+    def parse_all():  # one parser loaded for every split and input
+        files = [f"{split}.{inp}" for split in SPLITS for inp in inputs()]
+        r.tool("fairseq-syntax-parse", *[f"{out}/words/{f}" for f in files], "-o",
+               *[f"{out}/parse/{f}.conllu" for f in files], "--parser", o["parser"], "--workers", workers,
+               fail="parsing failed")
 
     def wordpiece():
         for split in SPLITS:

@@ -62,12 +62,11 @@ def main(argv):
         r.tool("fairseq-syntax-race", "extract", "--source", race, "--out", f"{out}/raw", "--levels", levels,
                "--max-train", sizes["max_train"], "--max-eval", sizes["max_eval"], fail=f"reading {race} failed")
 
-    def parse_all():
-        for split in splits():
-            for part in ("article", "options"):
-                r.tool("fairseq-syntax-parse", f"{out}/raw/{split}.{part}.txt", "-o",
-                       f"{out}/parse/{split}.{part}.conllu", "--parser", o["parser"], "--workers", workers,
-                       fail=f"parsing {split}.{part} failed")
+    def parse_all():  # one parser loaded for every split and part
+        files = [f"{split}.{part}" for split in splits() for part in ("article", "options")]
+        r.tool("fairseq-syntax-parse", *[f"{out}/raw/{f}.txt" for f in files], "-o",
+               *[f"{out}/parse/{f}.conllu" for f in files], "--parser", o["parser"], "--workers", workers,
+               fail="parsing failed")
 
     def binarize():
         tmp = fresh_dir(f"{out}/bin.tmp", out)

@@ -18,22 +18,27 @@ class Translation:
         """Moses tokenization of both sides, ``raw/`` into ``tok/``; ``source_lines``: no empty source line (the
         parser needs one sentence a line; WMT14 checks after cleaning)."""
         out, src, tgt = self.out, self.src, self.tgt
+        for lang in (src, tgt):  # one process a language
+            self.r.tool("fairseq-syntax-text", "tokenize", *[f"{out}/raw/{split}.{lang}" for split in splits], "-o",
+                        *[f"{out}/tok/{split}.{lang}" for split in splits], "-l", lang, "--workers", self.workers,
+                        fail=f"tokenizing the {lang} side failed")
         for split in splits:
-            for lang in (src, tgt):
-                self.r.tool("fairseq-syntax-text", "tokenize", f"{out}/raw/{split}.{lang}", "-o",
-                            f"{out}/tok/{split}.{lang}", "-l", lang, "--workers", self.workers,
-                            fail=f"tokenizing {split}.{lang} failed")
             same_lines(f"{out}/tok/{split}.{src}", f"{out}/tok/{split}.{tgt}")
             if source_lines:
                 no_empty(f"{out}/tok/{split}.{src}")
 
     def parse(self, parser: str, *extra, conllu_dir: str = "") -> None:
-        """English CoNLL-U for every split (``--parser conllu``: the user's parses, checked against the text)."""
-        for split in self.splits:
-            more = ["--conllu", f"{conllu_dir}/{split}.{self.src}.conllu"] if parser == "conllu" else []
-            self.r.tool("fairseq-syntax-parse", f"{self.out}/{self.text}/{split}.{self.src}", "-o",
-                        f"{self.out}/parse/{split}.{self.src}.conllu", "--parser", parser, "--workers",
-                        self.workers, *more, *extra, fail=f"parsing {split} failed")
+        """English CoNLL-U for every split, one parser loaded for all (``--parser conllu``: the user's parses,
+        each checked against its text)."""
+        texts = [f"{self.out}/{self.text}/{split}.{self.src}" for split in self.splits]
+        parses = [f"{self.out}/parse/{split}.{self.src}.conllu" for split in self.splits]
+        if parser != "conllu":
+            self.r.tool("fairseq-syntax-parse", *texts, "-o", *parses, "--parser", parser, "--workers", self.workers,
+                        *extra, fail="parsing failed")
+            return
+        for split, text, parsed in zip(self.splits, texts, parses):
+            self.r.tool("fairseq-syntax-parse", text, "-o", parsed, "--parser", parser, "--workers", self.workers,
+                        "--conllu", f"{conllu_dir}/{split}.{self.src}.conllu", *extra, fail=f"parsing {split} failed")
 
     def bpe(self, merges: int) -> None:
         """Joint BPE learnt on the training text and applied to every split."""

@@ -161,7 +161,9 @@ def _init_worker(backend: str, parser_kwargs: dict, threads: int) -> None:
         torch.set_num_threads(threads)
     except ImportError:
         pass
-    _WORKER["parser"] = get_parser(backend, **parser_kwargs)
+    key = (backend, tuple(sorted(parser_kwargs.items())))
+    if _WORKER.get("parser_key") != key:  # several files in one process load their parser once
+        _WORKER["parser"], _WORKER["parser_key"] = get_parser(backend, **parser_kwargs), key
 
 
 def _parse_shard(job):
