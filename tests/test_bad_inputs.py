@@ -158,3 +158,19 @@ def test_an_output_in_a_folder_that_cannot_be_written_is_found_before_any_work(t
         check_outputs(["/proc/self/eval.json"], [])
     check_outputs([str(tmp_path / "eval.json")], [])
     assert not list(tmp_path.iterdir())  # the probe leaves nothing behind
+
+
+def test_several_inputs_take_one_output_each(tmp_path):
+    """fairseq-syntax-parse and fairseq-syntax-text tokenize take several files (one parser or tokenizer loaded for
+    all, as data-prep calls them); the counts must match, and nothing is written otherwise."""
+    for i in (1, 2):
+        (tmp_path / f"in{i}.txt").write_text("A man rides a horse .\n")
+    for cmd in ([BIN / "fairseq-syntax-parse", tmp_path / "in1.txt", tmp_path / "in2.txt", "-o", tmp_path / "o1"],
+                [BIN / "fairseq-syntax-text", "tokenize", tmp_path / "in1.txt", tmp_path / "in2.txt", "-o",
+                 tmp_path / "o1", "-l", "en"]):
+        proc = run(cmd, check=False)
+        assert proc.returncode == 2 and "2 inputs and 1 outputs (-o): give one output per input" in proc.stderr
+        assert not (tmp_path / "o1").exists()
+    proc = run([BIN / "fairseq-syntax-text", "tokenize", tmp_path / "in1.txt", tmp_path / "in2.txt", "-o",
+                tmp_path / "t1", tmp_path / "t2", "-l", "en"])
+    assert (tmp_path / "t1").read_text() == (tmp_path / "t2").read_text() == "A man rides a horse .\n"
