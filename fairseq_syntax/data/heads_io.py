@@ -7,6 +7,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from .. import mmap_index
 from ..pipeline.atomic import atomic_path
 from ..syntax.alignment import check_subword_heads
 from ..text_io import text_lines
@@ -74,35 +75,36 @@ class IndexedWriter:
     Used as a context manager, a block that fails removes the temporary files instead."""
 
     def __init__(self, path_prefix: str, dtype=np.int32):
-        from fairseq.data import indexed_dataset
-
         self.prefix = path_prefix
         self._files = ExitStack()
-        self._bin = self._files.enter_context(atomic_path(indexed_dataset.data_file_path(path_prefix)))
-        self._idx = self._files.enter_context(atomic_path(indexed_dataset.index_file_path(path_prefix)))
-        self.b = indexed_dataset.MMapIndexedDatasetBuilder(self._bin, dtype=dtype)
+        self._bin = self._files.enter_context(atomic_path(mmap_index.data_path(path_prefix)))
+        self._idx = self._files.enter_context(atomic_path(mmap_index.index_path(path_prefix)))
+        self._data = open(self._bin, "wb")
         # unwound first: the index is written (and the .bin closed) before either file is renamed or removed;
         # if writing it fails, the temporary files go too
-        self._files.callback(lambda: self.b.finalize(self._idx))
-        self.dtype, self.items = np.dtype(dtype), 0
+        self._files.callback(self._finish)
+        self.dtype, self.items, self.sizes = np.dtype(dtype), 0, []
+
+    def _finish(self) -> None:
+        self._data.close()
+        mmap_index.write_index(self._idx, self.sizes, self.dtype)
 
     def add(self, values) -> None:
-        import torch
-
         values = np.asarray(values, dtype=np.int64).reshape(-1)
         info = np.iinfo(self.dtype)
         if len(values) and (values.min() < info.min or values.max() > info.max):
             bad = values[(values < info.min) | (values > info.max)][0]
             raise ValueError(f"{self.prefix}.bin: item {self.items} holds {bad}, outside {self.dtype.name} "
                              f"({info.min}..{info.max}); nothing was written")
-        self.b.add_item(torch.as_tensor(values))
+        self._data.write(values.astype(self.dtype).tobytes(order="C"))
+        self.sizes.append(len(values))
         self.items += 1
 
     def close(self) -> None:
         self._files.close()
 
     def abort(self) -> None:
-        # fairseq's builder has no abort: it is finished under the temporary names, which are then dropped
+        # finished under the temporary names, which are then dropped
         err = RuntimeError(f"{self.prefix}: abandoned")
         self._files.__exit__(RuntimeError, err, None)  # each atomic_path sees a failure and removes its file
 
@@ -119,17 +121,14 @@ def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_tre
     ``random_trees`` (a seed) replaces every sentence's tree by a random one over the same words: the
     control run of SG-Net (see :mod:`fairseq_syntax.syntax.random_trees`).
     """
-    from fairseq.data import indexed_dataset  # here: the CLI's --help needs no fairseq
-
     rng = None
     if random_trees is not None:
         from ..syntax.random_trees import randomize_subword_heads
 
         rng = np.random.default_rng(random_trees)
-    src = indexed_dataset.MMapIndexedDataset(src_prefix) if indexed_dataset.MMapIndexedDataset.exists(src_prefix) \
-        else None
-    if src is None:
+    if not mmap_index.exists(src_prefix):
         raise FileNotFoundError(f"{src_prefix}.bin/.idx: binarized source not found (run fairseq-preprocess first)")
+    src_sizes = mmap_index.read_sizes(src_prefix)
     rows = []
     for n, line in enumerate(text_lines(heads_text), 1):
         try:
@@ -140,7 +139,7 @@ def binarize_heads(heads_text: str, src_prefix: str, out_prefix: str, random_tre
         if rng is not None:
             codes = randomize_subword_heads(codes, rng, f"{heads_text}:{n}")
         rows.append(codes)
-    check_sizes([len(r) for r in rows], np.array(src.sizes), heads_text, src_prefix + ".bin")
+    check_sizes([len(r) for r in rows], src_sizes, heads_text, src_prefix + ".bin")
     longest = max((len(r) for r in rows), default=0)
     dtype = np.int16 if longest < np.iinfo(np.int16).max else np.int32
     with IndexedWriter(out_prefix, dtype) as writer:
