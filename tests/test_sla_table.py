@@ -406,8 +406,10 @@ def test_gpu_lease_carries_the_weights_in_two_halves_trains_and_brings_the_runs_
 
     into = here / "results/lease"
     back = run(lease + ["back", str(out / "table1_lease.tgz"), "--into", str(into)], cwd=here)
-    assert "4 files new in" in back.stderr and "Finished: 1 of the 75 planned runs" in back.stdout + back.stderr
+    assert "5 files new in" in back.stderr and "Finished: 1 of the 75 planned runs" in back.stdout + back.stderr
     e = json.loads((into / "CoNLL-2003_baseline_seed1.eval.json").read_text())
+    record = json.loads((into / "CoNLL-2003_baseline_seed1.record.json").read_text())  # what shaped it, with it
+    assert record["recipe"]["max_update"] == 4 and record["split"] == "test" and record["scored"] == 40
     first = json.loads(gzip.decompress((into / "CoNLL-2003_baseline_seed1.pred.jsonl.gz").read_bytes()).splitlines()[0])
     assert first["words"] and len(first["words"]) == len(first["gold"])  # the words travelled with the data
     assert e["split"] == "test" and e["max_update"] == 4 and (into / "summary.md").exists()
