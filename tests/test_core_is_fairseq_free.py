@@ -13,7 +13,7 @@ READER_GLUE = {"binarize", "dataset", "model", "task", "criterion", "lambada_pre
 
 def test_core_runs_with_fairseq_blocked():
     code = ("import sys; sys.modules['fairseq'] = None\n"
-            "import fairseq_syntax.syntax, fairseq_syntax.parsing, fairseq_syntax.pipeline.stages, fairseq_syntax.modules, fairseq_syntax.text_prep, fairseq_syntax.pretrained, fairseq_syntax.reader.annotate, fairseq_syntax.reader.coref, fairseq_syntax.reader.losses, fairseq_syntax.reader.layers\n"
+            "import fairseq_syntax.syntax, fairseq_syntax.parsing, fairseq_syntax.pipeline.stages, fairseq_syntax.modules, fairseq_syntax.text_prep, fairseq_syntax.pretrained, fairseq_syntax.reader.annotate, fairseq_syntax.reader.coref, fairseq_syntax.reader.losses, fairseq_syntax.reader.layers, fairseq_syntax.mmap_index\n"
             "from fairseq_syntax.syntax import ancestors_mask; print(ancestors_mask([2, 0]).sum().item())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr
@@ -26,6 +26,7 @@ def core_files():
     for name in READER_CORE:
         yield PKG / "reader" / f"{name}.py"
     yield PKG / "metrics.py"
+    yield PKG / "mmap_index.py"
 
 
 def test_core_sources_never_import_the_glue():
