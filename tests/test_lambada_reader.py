@@ -233,6 +233,11 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
     s = json.loads((tmp_path / "res/summary.json").read_text())
     assert set(s["systems"]) == {"converged_sa_early", "converged_sa_early_corefall"}
     assert s["trained"] == "fp32 on CPU"
+    record = json.loads((tmp_path / "res/converged_sa_early_corefall_seed2.record.json").read_text())
+    assert (record["system"], record["seed"], record["split"], record["scored"]) == (
+        "converged_sa_early_corefall", 2, "test", 40)
+    assert record["recipe"]["validate_interval_updates"] == 3 and "max_update" not in record["recipe"]
+    assert json.loads((tmp_path / "res/converged.protocol.json").read_text())["recipe"] == record["recipe"]
     for system, row in s["systems"].items():
         assert row["seeds"] == 2 and row["std"] is not None
         for r in row["runs"].values():

@@ -347,6 +347,9 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
         assert 0 <= p <= 1
     assert 0 <= s["runs"]["sgnet_random_trees"]["1"]["scores"]["test"]["paired_bs_p_vs_sgnet"]["BLEU"] <= 1
     assert s["signatures"]["BLEU"].startswith("nrefs:1|") and s["trained"] == "fp32 on CPU"
+    record = json.loads((tmp_path / "res/logs/sgnet_seed1.record.json").read_text())  # what shaped the run
+    assert (record["system"], record["split"], record["scored"], record["recipe"]["max_update"]) == (
+        "sgnet", "test", 60, 2)
     assert (tmp_path / "res/hyp/max-len-b").read_text() == "10\n" and "beam 5, at most 10 tokens;" in s["selection"]
     other_cap = run(cmd + ["--max-len-b", "200"], env=env, check=False)
     assert other_cap.returncode == 1 and "were decoded with --max-len-b 10, not 200" in other_cap.stderr

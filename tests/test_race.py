@@ -293,6 +293,11 @@ def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_
 
         log = gzip.decompress((res / f"{system}_seed1.train.log.gz").read_bytes()).decode()
         assert str(tmp_path) not in log and str(ROOT) not in log and "<checkpoints>/" in log
+        record = json.loads((res / f"{system}_seed1.record.json").read_text())  # what shaped the run
+        assert (record["system"], record["seed"], record["split"], record["scored"]) == (system, 1, "valid", 12)
+        assert record["recipe"]["max_update"] == 2 and record["precision"] == "fp32" and not record["quick"]
+        assert len(record["data"]) == 40 and record["code"]
+    assert json.loads((res / "protocol.json").read_text())["recipe"]["max_input_length"] == 96
     summary = json.loads((res / "summary.json").read_text())
     assert set(summary["systems"]) == {"baseline", "sgnet"}
     assert "| SG-Net, dual aggregation α = 0.5 | 1 |" in (res / "summary.md").read_text()

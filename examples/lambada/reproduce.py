@@ -163,11 +163,10 @@ def main(argv):
                                             state == "finished")
             if problem:
                 raise Stop(f"{problem}. {HINT}")
-    recipe = {k: v for k, v in keys(runs[0], seeds[0]).items()
+    recipe = {k: float(v) if k in ("lr", "dropout") else v for k, v in keys(runs[0], seeds[0]).items()
               if k in ("batch_size", "lr", "warmup_updates", "dropout", "max_update", "validate_interval_updates")}
     try:  # a trial (another budget, a seed 6) never trains into the table's folder
-        run_protocol.write_or_check(res, runs, seeds, {k: float(v) if k in ("lr", "dropout") else v
-                                                       for k, v in recipe.items()}, RUNS, TABLE_SEEDS, o["tag"])
+        run_protocol.write_or_check(res, runs, seeds, recipe, RUNS, TABLE_SEEDS, o["tag"])
     except run_protocol.NotOfTable as e:
         raise Stop(str(e)) from None
 
