@@ -45,3 +45,17 @@ def write_converged_run(res, name, best, acc, correct=None):
     if correct is not None:
         lines = "".join(json.dumps({"correct": c}) + "\n" for c in correct)
         (res / f"{name}.pred.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+
+
+def multi30k_folders(tmp, sentences):
+    """A Multi30k data folder with one test set of ``sentences`` references, and an empty results folder, as
+    examples/multi30k/summarize.py reads them: (data, results, references)."""
+    data, res = tmp / "data", tmp / "res"
+    (data / "bin").mkdir(parents=True)
+    (data / "raw").mkdir()
+    (res / "hyp").mkdir(parents=True)
+    (res / "logs").mkdir()
+    refs = [f"ein Mann mit Hut fährt Rad Nummer {i} ." for i in range(sentences)]
+    (data / "raw/test.de").write_text("\n".join(refs) + "\n")
+    (data / "bin/testsets.tsv").write_text(f"test\ttest_2016_flickr\t{sentences}\n")
+    return data, res, refs

@@ -123,16 +123,9 @@ def test_lambada_summary_regenerates_and_refuses_each_run_outside_its_protocol(t
 
 
 def test_multi30k_summary_refuses_each_run_outside_its_protocol(tmp_path):
-    from .run_files import config_line, valid_line
+    from .run_files import config_line, multi30k_folders, valid_line
 
-    data, res = tmp_path / "data", tmp_path / "res"
-    (data / "bin").mkdir(parents=True)
-    (data / "raw").mkdir()
-    (res / "hyp").mkdir(parents=True)
-    (res / "logs").mkdir()
-    refs = [f"ein Mann mit Hut fährt Rad Nummer {i} ." for i in range(20)]
-    (data / "raw/test.de").write_text("\n".join(refs) + "\n")
-    (data / "bin/testsets.tsv").write_text("test\ttest_2016_flickr\t20\n")
+    data, res, refs = multi30k_folders(tmp_path, 20)
     protocol = json.loads((ROOT / "results/multi30k/protocol.json").read_text())
     protocol["recipe"] = {"lr": 0.001, "max_tokens": 4096, "max_update": 12000}  # what config_line() holds
     (res / "protocol.json").write_text(json.dumps(protocol))

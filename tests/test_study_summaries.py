@@ -12,19 +12,12 @@ from fairseq_syntax.studies.readme_block import check_block, replace_block
 from fairseq_syntax.studies.seed_statistics import format_p
 
 from .conftest import ROOT, run, study_script
-from .run_files import GPU_LINES, config_line, valid_line, write_converged_run
+from .run_files import GPU_LINES, config_line, multi30k_folders, valid_line, write_converged_run
 
 
 def test_multi30k_summary_from_runs(tmp_path):
     """Two systems, two seeds: mean ± std per test set, a paired bootstrap p per seed, only finished runs."""
-    data, res = tmp_path / "data", tmp_path / "res"
-    (data / "bin").mkdir(parents=True)
-    (data / "raw").mkdir()
-    (res / "hyp").mkdir(parents=True)
-    (res / "logs").mkdir()
-    refs = [f"ein Mann mit Hut fährt Rad Nummer {i} ." for i in range(40)]
-    (data / "raw/test.de").write_text("\n".join(refs) + "\n")
-    (data / "bin/testsets.tsv").write_text("test\ttest_2016_flickr\t40\n")
+    data, res, refs = multi30k_folders(tmp_path, 40)
     for system, seed, drop in (("vanilla", 1, 4), ("vanilla", 2, 5), ("sgnet", 1, 1), ("sgnet", 2, 2), ("sgnet", 3, 0),
                                ("sgnet_random_trees", 1, 3), ("sgnet_random_trees", 2, 3), ("sgnet_learn_alpha", 1, 2)):
         with gzip.open(res / "logs" / f"{system}_seed{seed}.train.log.gz", "wt") as fh:

@@ -27,14 +27,13 @@ import itertools
 import json
 import re
 import statistics
-import sys
 from pathlib import Path
 
 from fairseq_syntax.studies.early_stopping import convergence
 from fairseq_syntax.pipeline.atomic import atomic_path
 from fairseq_syntax.studies.readme_block import exit_unless_block, has_block, replace_block
 from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
-from fairseq_syntax.studies.run_protocol import read_protocol, refusal, refused_line
+from fairseq_syntax.studies.run_protocol import admit, read_protocol, refused_line
 from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
                                                     signed, significant, welch_interval)
 from fairseq_syntax.studies.training_log import one_setup, training_setup
@@ -83,21 +82,20 @@ def admitted_runs(res: Path) -> tuple[list[str], dict[str, str]]:
     """The runs (``*.eval.json``) of the table's protocols, and {run: why} for the others. A ``--tag``'s runs
     (``converged_``) are checked against ``TAG.protocol.json``, the others against ``protocol.json``
     (studies/run_protocol.py)."""
-    admitted, refused, protocols = [], {}, {}
+    by_tag: dict[str, list[str]] = {}
     for f in sorted(res.glob("*.eval.json")):
         name = f.name[: -len(".eval.json")]
         system = split_name(name)[0]
         tag = next((system[: -len(s) - 1] for s in sorted(SYSTEMS, key=len, reverse=True)
                     if system.endswith("_" + s) and system != s), "") if system not in SYSTEMS else ""
-        if tag not in protocols:
-            protocols[tag] = read_protocol(res, PROG, tag)
-        why = refusal(name[len(tag) + 1:] if tag else name, res / f"{name}.train.log.gz", protocols[tag], SYSTEMS)
-        if why:
-            refused[name] = why
-            print(f"{PROG}: refused {name}: {why}", file=sys.stderr)
-        else:
-            admitted.append(name)
-    return admitted, refused
+        by_tag.setdefault(tag, []).append(name)
+    admitted, refused = [], {}
+    for tag, names in by_tag.items():
+        ok, no = admit(names, lambda n: res / f"{n}.train.log.gz", read_protocol(res, PROG, tag), PROG, SYSTEMS,
+                       prefix=f"{tag}_" if tag else "")
+        admitted += ok
+        refused.update(no)
+    return sorted(admitted), refused
 
 
 def twin(system: str) -> str | None:

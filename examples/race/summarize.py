@@ -47,24 +47,24 @@ def load_runs(results: Path, tag: str) -> tuple[dict, dict]:
     """({system: {seed: its eval.json, with predictions}}, {run refused: why}): a run is admitted only if it is of
     the table's protocol (studies/run_protocol.py), with the systems this summary knows."""
     prefix = f"{tag}_" if tag else ""
-    names = [path.name[len(prefix): -len(".eval.json")] for path in sorted(results.glob(f"{prefix}*.eval.json"))]
+    names = [path.name[: -len(".eval.json")] for path in sorted(results.glob(f"{prefix}*.eval.json"))]
     if not tag:  # a --tag's runs, which have their protocol beside this one, are a table of their own
         tags = [q.name[: -len(".protocol.json")] for q in results.glob("?*.protocol.json")]
         names = [n for n in names if not any(n.startswith(f"{other}_") for other in tags)]
-    evals = {n: read_json(results / f"{prefix}{n}.eval.json", SETUP + LEVELS + ("split",)) for n in names}
-    admitted, refused = admit(names, lambda n: results / f"{prefix}{n}.train.log.gz", read_protocol(results, PROG, tag),
-                              PROG, ORDER, lambda n: evals[n]["split"])
+    evals = {n: read_json(results / f"{n}.eval.json", SETUP + LEVELS + ("split",)) for n in names}
+    admitted, refused = admit(names, lambda n: results / f"{n}.train.log.gz", read_protocol(results, PROG, tag),
+                              PROG, ORDER, lambda n: evals[n]["split"], prefix)
     runs = {}
     for name in admitted:
-        path, r = results / f"{prefix}{name}.eval.json", evals[name]
+        path, r = results / f"{name}.eval.json", evals[name]
         for level in LEVELS:  # (a level without questions has no accuracy)
             if isinstance(r[level], dict) and r[level].get("n"):
                 percent(path, r[level].get("accuracy"), f"{level} accuracy")
         pred = path.with_name(path.name.replace(".eval.json", ".pred.jsonl.gz"))
         r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
-        system, seed = split_run(name)
+        system, seed = split_run(name[len(prefix):])
         runs.setdefault(system, {})[seed] = r
-    return runs, {prefix + k: v for k, v in refused.items()}
+    return runs, refused
 
 
 def mcnemar(a: dict, b: dict, level: str | None = None, other: str = "baseline") -> dict:

@@ -107,11 +107,13 @@ def recipe_differences(log: str, recipe: dict) -> list[str]:
     return out
 
 
-def admit(names, log_of, prot: dict | None, prog: str, systems=None, split_of=None) -> tuple[list[str], dict]:
-    """(the names admitted, {name refused: why}); each refusal said on stderr as it is found."""
+def admit(names, log_of, prot: dict | None, prog: str, systems=None, split_of=None,
+          prefix: str = "") -> tuple[list[str], dict]:
+    """(the names admitted, {name refused: why}); each refusal said on stderr as it is found. ``prefix``: a
+    ``--tag``'s, which the runs' names carry before SYSTEM_seedN."""
     admitted, refused = [], {}
     for name in names:
-        why = refusal(name, log_of(name), prot, systems, split_of(name) if split_of else None)
+        why = refusal(name[len(prefix):], log_of(name), prot, systems, split_of(name) if split_of else None)
         if why:
             refused[name] = why
             print(f"{prog}: refused {name}: {why}", file=sys.stderr)
