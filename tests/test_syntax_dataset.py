@@ -159,15 +159,15 @@ def test_a_file_of_empty_rows_loads_gathers_and_pickles(tmp_path):
 
 def test_a_writer_whose_index_cannot_be_written_leaves_no_files(tmp_path, monkeypatch):
     """The index is written last; if that fails (a full disk), neither temporary file stays behind."""
-    from fairseq.data import indexed_dataset
+    from fairseq_syntax import mmap_index
 
-    def full_disk(self, index_file):
-        open(index_file, "wb").write(b"\0" * 3)
+    def full_disk(path, sizes, dtype):
+        open(path, "wb").write(b"\0" * 3)
         raise OSError(28, "No space left on device")
 
     w = IndexedWriter(str(tmp_path / "h"), np.int16)
     w.add([1, 2])
-    monkeypatch.setattr(indexed_dataset.MMapIndexedDatasetBuilder, "finalize", full_disk)
+    monkeypatch.setattr(mmap_index, "write_index", full_disk)
     with pytest.raises(OSError, match="No space left"):
         w.close()
     assert list(tmp_path.iterdir()) == []
