@@ -14,6 +14,7 @@ import struct
 import numpy as np
 
 MAGIC = b"MMIDIDX\x00\x00"
+HEADER = struct.Struct("<9sQBQ")  # magic, version, dtype code, item count
 DTYPE_CODES = {np.dtype(np.uint8): 1, np.dtype(np.int8): 2, np.dtype(np.int16): 3, np.dtype(np.int32): 4,
                np.dtype(np.int64): 5, np.dtype(np.float64): 6, np.dtype(np.uint16): 8, np.dtype(np.uint32): 9,
                np.dtype(np.uint64): 10}
@@ -35,10 +36,10 @@ def read_sizes(prefix: str) -> np.ndarray:
     """Every item's size, from ``{prefix}.idx``; ValueError naming the file when it is not of this format."""
     path = index_path(prefix)
     with open(path, "rb") as fh:
-        head = fh.read(len(MAGIC) + 8 + 1 + 8)
-        if len(head) < len(MAGIC) + 17 or head[:len(MAGIC)] != MAGIC or struct.unpack("<Q", head[9:17]) != (1,):
+        head = fh.read(HEADER.size)
+        magic, version, _, count = HEADER.unpack(head) if len(head) == HEADER.size else (None, None, None, 0)
+        if magic != MAGIC or version != 1:
             raise ValueError(f"{path}: not a fairseq mmap index (version 1)")
-        (count,) = struct.unpack("<Q", head[18:26])
         data = fh.read(4 * count)
         sizes = np.frombuffer(data[: len(data) // 4 * 4], dtype=np.int32)
     if len(sizes) != count:
@@ -54,9 +55,6 @@ def write_index(path: str, sizes, dtype) -> None:
     if len(sizes):
         pointers[1:] = np.cumsum(sizes[:-1] * dtype.itemsize)
     with open(path, "wb") as fh:
-        fh.write(MAGIC)
-        fh.write(struct.pack("<Q", 1))
-        fh.write(struct.pack("<B", DTYPE_CODES[dtype]))
-        fh.write(struct.pack("<Q", len(sizes)))
+        fh.write(HEADER.pack(MAGIC, 1, DTYPE_CODES[dtype], len(sizes)))
         fh.write(sizes.astype(np.int32).tobytes(order="C"))
         fh.write(pointers.tobytes(order="C"))

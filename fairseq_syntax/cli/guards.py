@@ -15,6 +15,12 @@ def same_file(a: str, b: str) -> bool:
         return False
 
 
+def one_output_each(parser, inputs, outputs) -> None:
+    """Commands that take several inputs, each written to its ``-o``: the two counts must match (argparse's error)."""
+    if len(inputs) != len(outputs):
+        parser.error(f"{len(inputs)} inputs and {len(outputs)} outputs (-o): give one output per input")
+
+
 def files_under(folder: str) -> list:
     """Every file in ``folder`` and its subfolders: the inputs of a command that reads a data folder."""
     return [os.path.join(d, f) for d, _, names in os.walk(folder) for f in names]

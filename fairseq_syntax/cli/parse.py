@@ -7,7 +7,7 @@ import sys
 from ..parsing import BACKENDS
 from ..parsing.sharded import merges, output_lock, parse_file
 from ..arg_types import positive_int
-from .guards import check_outputs
+from .guards import check_outputs, one_output_each
 
 
 def _shard(value: str) -> tuple[int, int]:
@@ -43,8 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     p = build_parser()
     args = p.parse_args(argv)
-    if len(args.input) != len(args.output):
-        p.error(f"{len(args.input)} inputs and {len(args.output)} outputs (-o): give one output per input")
+    one_output_each(p, args.input, args.output)
     if args.parser == "conllu" and len(args.input) > 1:
         p.error("--parser conllu checks one input against its --conllu file: give one input")
     try:  # before any parsing: an output that is an input, a folder, in a missing folder, or given twice

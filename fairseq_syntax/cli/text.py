@@ -10,7 +10,7 @@ from ..text_prep.clean import clean_parallel
 from ..text_prep.moses import tokenize_file
 from ..text_prep.sgm import read_sgm_segments
 from ..arg_types import positive_int
-from .guards import check_outputs
+from .guards import check_outputs, one_output_each
 
 
 def main(argv=None) -> int:
@@ -34,8 +34,8 @@ def main(argv=None) -> int:
     s.add_argument("input")
     s.add_argument("-o", "--output", required=True)
     args = p.parse_args(argv)
-    if args.cmd == "tokenize" and len(args.input) != len(args.output):
-        p.error(f"{len(args.input)} inputs and {len(args.output)} outputs (-o): give one output per input")
+    if args.cmd == "tokenize":
+        one_output_each(p, args.input, args.output)
     try:
         if args.cmd == "clean":
             check_outputs([args.src_out, args.tgt_out], [args.src_in, args.tgt_in])

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ..pipeline.atomic import write_text
+from ..pipeline.messages import Stop
 from .result_files import read_json
 from .run_options import _scalar, configurations, same
 from .run_record import record_differences
@@ -27,8 +28,12 @@ PROTOCOL_FILE = "protocol.json"
 RUN_RE = re.compile(r"(?P<system>.+)_seed(?P<seed>\d+)")
 
 
-class NotOfTable(ValueError):
-    """A run, or a call, outside the table's protocol; the message says every reason."""
+TABLE_SEEDS = [1, 2, 3, 4, 5]  # the seeds a study's table may hold; another is a trial
+
+
+class NotOfTable(Stop, ValueError):
+    """A run, or a call, outside the table's protocol; the message says every reason (a runner stops on it with
+    ``error:`` and that line, as on any Stop)."""
 
 
 def seed_of(text: str) -> int:
@@ -122,7 +127,7 @@ def admit(names, log_of, prot: dict | None, prog: str, systems=None, split_of=No
     return admitted, refused
 
 
-def write_or_check(results, systems, seeds, recipe: dict, all_systems, all_seeds, tag: str = "",
+def write_or_check(results, systems, seeds, recipe: dict, all_systems, all_seeds=TABLE_SEEDS, tag: str = "",
                    split: str | None = None) -> None:
     """Before a reproduce call trains: a new table's folder gets its protocol (the study's systems and seeds, this
     call's recipe and scored split); a call into an existing one must fit it, else NotOfTable naming every

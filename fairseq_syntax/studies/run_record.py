@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 
 from ..pipeline.atomic import write_text
+from .result_files import read_json
+from .run_options import same
 from .training_log import training_setup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,9 +77,6 @@ def record_of(log) -> Path:
 def record_differences(log, seed: int, recipe: dict, split: str | None = None, data: str | None = None) -> list[str]:
     """What a run's record (where it has one: runs scored before records were kept have none) says against the
     table's seed, recipe, split and data fingerprint, one line each."""
-    from .result_files import read_json
-    from .run_options import same
-
     path = record_of(log)
     if not path.exists():
         return []
