@@ -93,3 +93,43 @@ def matthews(gold, pred) -> float:
     t, p, n, right = c.sum(1), c.sum(0), c.sum(), np.trace(c)
     den = math.sqrt(float(n * n - (p * p).sum())) * math.sqrt(float(n * n - (t * t).sum()))
     return 0.0 if den == 0 else 100.0 * float(right * n - (t * p).sum()) / den
+
+
+def positive_f1(gold, pred, positive) -> float:
+    """F1 of the positive class in percent (GLUE's MRPC and QQP F1): 0 where it has no true positive."""
+    tp = sum(g == positive and q == positive for g, q in zip(gold, pred))
+    n_pred = sum(q == positive for q in pred)
+    n_gold = sum(g == positive for g in gold)
+    return f1(tp, n_pred, n_gold)
+
+
+def pearson(x, y) -> float:
+    """Pearson's r in percent (GLUE's STS-B metric); 0 where either side is constant."""
+    import numpy as np
+
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) != len(y) or len(x) < 2:
+        raise ValueError(f"Pearson's r needs two equal-length series of 2 or more values, got {len(x)} and {len(y)}")
+    dx, dy = x - x.mean(), y - y.mean()
+    den = math.sqrt(float((dx * dx).sum()) * float((dy * dy).sum()))
+    return 0.0 if den == 0 else 100.0 * float((dx * dy).sum()) / den
+
+
+def ranks(x):
+    """Ranks from 1, ties given their mean rank (as scipy.stats.rankdata)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float64)
+    order = np.argsort(x, kind="mergesort")
+    sorted_x = x[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_x)) + 1]
+    ends = np.r_[starts[1:], len(x)]
+    out = np.empty(len(x), dtype=np.float64)
+    for s, e in zip(starts, ends):
+        out[order[s:e]] = (s + e + 1) / 2.0
+    return out
+
+
+def spearman(x, y) -> float:
+    """Spearman's rho in percent: Pearson's r of the ranks, ties at their mean rank."""
+    return pearson(ranks(x), ranks(y))

@@ -99,6 +99,95 @@ def test_converted_minilm_reproduces_the_original_hidden_states(converted, minil
     assert worst < 1e-4, worst
 
 
+def real_pairs(n, seed=0):
+    """Sentence pairs of GLUE's RTE and MRPC dev sets (MRPC's file starts with a byte-order mark)."""
+    rte = [line.rstrip("\n").split("\t")[1:3] for line in
+           list(open(SHARED_DATA / "glue/RTE/dev.tsv", encoding="utf-8"))[1:]]
+    mrpc = [line.rstrip("\n").split("\t")[3:5] for line in
+            list(open(SHARED_DATA / "glue/MRPC/dev.tsv", encoding="utf-8-sig"))[1:]]
+    rng = random.Random(seed)
+    return rng.sample(rte, n // 2) + rng.sample(mrpc, n // 2)
+
+
+def pair_batches(minilm, d, pairs, separators=1):
+    """(BERT's ids, token_type_ids, attention mask, ours) of ``[CLS] a [SEP] b [SEP]``, padded; with separators=2
+    RACE's layout as the recipe trains it (--separator-token 2): ``[CLS] a [SEP] [SEP] b [SEP]``, the second [SEP]
+    and b of type 1."""
+    tok = WordPieceTokenizer(minilm.model_dir + "/vocab.txt")
+    vocab = {t: i for i, t in enumerate(minilm.vocab)}
+    rows = []
+    for a, b in pairs:
+        pa, pb = tok.tokenize(a)[:200], tok.tokenize(b)[:100]
+        first = ["[CLS]"] + pa + ["[SEP]"]
+        second = ["[SEP]"] * (separators - 1) + pb + ["[SEP]"]
+        rows.append((first, second))
+    width = max(len(f) + len(s) for f, s in rows)
+    ids_hf = torch.zeros(len(rows), width, dtype=torch.long)
+    types = torch.zeros(len(rows), width, dtype=torch.long)
+    ids_fs = torch.full((len(rows), width), d.pad())
+    fs = {"[CLS]": d.bos(), "[SEP]": d.eos()}
+    for r, (f, s) in enumerate(rows):
+        pieces = f + s
+        ids_hf[r, :len(pieces)] = torch.tensor([vocab[x] for x in pieces])
+        types[r, len(f):len(pieces)] = 1
+        ids_fs[r, :len(pieces)] = torch.tensor([fs.get(x) if x in fs else d.index(x) for x in pieces])
+    assert not ids_fs.eq(d.unk()).any()
+    return ids_hf, types, ids_hf.ne(0).long(), ids_fs
+
+
+@pytest.mark.parametrize("separators", [1, 2], ids=["glue-pair", "race-layout"])
+def test_converted_minilm_encodes_a_pairs_second_text_as_bert_does(converted, minilm, hf_bert, separators):
+    """Real RTE/MRPC pairs: the lifted model's hidden states equal transformers' BertModel given token_type_ids
+    (type 1 from the token after the first [SEP]) on every real token; without the segment offset they do not."""
+    hf, _ = hf_bert
+    model, d = load_converted(converted, minilm, "roberta_baseline_small")
+    assert model.encoder.segment_offset.abs().max() > 0
+    worst, without = 0.0, 0.0
+    pairs = real_pairs(32, seed=separators)
+    for start in range(0, len(pairs), 8):
+        ids_hf, types, mask, ids_fs = pair_batches(minilm, d, pairs[start:start + 8], separators)
+        with torch.no_grad():
+            a = hf(ids_hf, attention_mask=mask, token_type_ids=types).last_hidden_state
+            b, _ = model(ids_fs, features_only=True)
+            offset = model.encoder.segment_offset.clone()
+            model.encoder.segment_offset.zero_()
+            c, _ = model(ids_fs, features_only=True)
+            model.encoder.segment_offset.copy_(offset)
+        real = mask.bool()
+        worst = max(worst, (a - b).abs()[real].max().item())
+        without = max(without, (a - c).abs()[types.bool()].max().item())
+    assert worst < 1e-4, worst
+    assert without > 1e-2, without  # the second text really is encoded differently from the first
+
+
+@pytest.mark.parametrize("arch", ["roberta_sgnet_small", "roberta_sla_small"])
+def test_sgnet_and_sla_add_the_segment_offset_only_to_a_pairs_second_text(converted, minilm, arch):
+    """The offset reaches SG-Net's and SLA's encoders too: changing it changes a pair's second text and leaves a
+    single sentence unchanged."""
+    model, d = load_converted(converted, minilm, arch)
+    tok = WordPieceTokenizer(minilm.model_dir + "/vocab.txt")
+    single, single_heads = toy_batch(d, tok)
+    (wa, ha), (wb, hb) = TOY_SENTENCES
+    pa, pb = tok.split_words(wa), tok.split_words(wb)
+    flat_a, flat_b = [p for ps in pa for p in ps], [p for ps in pb for p in ps]
+    ca = align_heads_to_word_starts(ha, [sum(len(x) for x in pa[:i]) for i in range(len(wa))], len(flat_a))
+    cb = align_heads_to_word_starts(hb, [sum(len(x) for x in pb[:i]) for i in range(len(wb))], len(flat_b))
+    toks = torch.tensor([[d.bos()] + [d.index(p) for p in flat_a] + [d.eos()] + [d.index(p) for p in flat_b] +
+                         [d.eos()]])
+    heads = torch.tensor([[0] + shift_codes(torch.tensor(ca), 1).tolist() + [0] +
+                          shift_codes(torch.tensor(cb), len(flat_a) + 2).tolist() + [0]])
+    second = torch.zeros_like(toks, dtype=torch.bool)
+    second[0, len(flat_a) + 2:] = True
+    with torch.no_grad():
+        p1, _ = model(toks, features_only=True, src_heads=heads)
+        s1, _ = model(single, features_only=True, src_heads=single_heads)
+        model.encoder.segment_offset.add_(torch.randn_like(model.encoder.segment_offset))  # (a constant LayerNorm removes)
+        p2, _ = model(toks, features_only=True, src_heads=heads)
+        s2, _ = model(single, features_only=True, src_heads=single_heads)
+    assert torch.equal(s1, s2)
+    assert (p1 - p2)[second].abs().max() > 1e-2
+
+
 def test_a_second_conversion_writes_the_same_bytes(converted, tmp_path):
     """The LM head BERT lacks starts from a fixed seed, so a re-made work/minilm is the same file."""
     run([BIN / "fairseq-syntax-convert-bert", "--out", tmp_path])

@@ -67,20 +67,34 @@ def test_special_tokens_are_never_masked():
         assert got[r][special[r]].all() and got[r][:, special[r]].all()
 
 
-def test_sentence_pairs_see_all_of_the_other_sentence():
+def pair_codes():
+    """[CLS] the dog runs [SEP] cats sleep [SEP]: each sentence parsed on its own (dog and sleep the roots)."""
     a = align_heads_to_subwords([2, 0, 2], "the dog runs".split())
     c = align_heads_to_subwords([2, 0], "cats sleep".split())
-    # [CLS] the dog runs [SEP] cats sleep [SEP]
     codes = torch.tensor([[0] + [v + 1 for v in a] + [0] + [v + 5 for v in c] + [0]])
-    segments = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1]])
-    got = sla_mask(codes, 0, segments)[0]
-    assert got[1:4, 5:7].all() and got[5:7, 1:4].all()
-    # inside a sentence the neighbour rule applies, and it does not reach across [SEP]. With m = 0,
-    # "runs" sees "dog" (D = dis(dog, dog) = 0 through its neighbour) but not "the" (D = dis(dog, the) = 1)
-    assert got[3, 3] and got[3, 2] and not got[3, 1]
-    no_pair = sla_mask(codes, 0)[0]
-    assert not no_pair[3, 5]  # without segments "runs" and "cats" are in different trees: masked
-    assert not no_pair[5, 3]
+    return codes, torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1]])
+
+
+def test_in_a_pair_the_sla_scope_stays_inside_its_sentence():
+    codes, segments = pair_codes()
+    got = sla_mask(codes, 0, segments)[0].int().tolist()
+    # m = 0: "runs" sees itself and, through its neighbour "dog", "dog" (D = 0); not "the" (D = dis(dog, the) = 1),
+    # and nothing of "cats sleep"; the neighbour rule does not reach across [SEP]; specials stay open
+    assert got[3] == [1, 0, 1, 1, 1, 0, 0, 1]
+    # "cats" (its previous neighbour would be [SEP]: none) sees itself and, through "sleep", "sleep"
+    assert got[5] == [1, 0, 0, 0, 1, 1, 1, 1]
+    assert got[0] == [1] * 8 and [row[4] for row in got] == [1] * 8  # [CLS] row, [SEP] column
+    # the same without segments: two trees, so no distance joins them either
+    assert sla_mask(codes, 0)[0].int().tolist()[3] == got[3]
+
+
+def test_in_a_pair_the_wla_window_stays_inside_its_sentence():
+    codes, segments = pair_codes()
+    got = window_mask(codes, 2, segments)[0].int().tolist()
+    assert got[3] == [1, 1, 1, 1, 1, 0, 0, 1]  # |3 - 5| = 2, but "cats" is the other sentence's
+    assert got[5] == [1, 0, 0, 0, 1, 1, 1, 1]  # and "runs" is not "cats"'s
+    no_pair = window_mask(codes, 2)[0].int().tolist()
+    assert no_pair[3][5] == 1 and no_pair[5][3] == 1  # without segments the window crosses [SEP]
 
 
 def test_window_baseline():

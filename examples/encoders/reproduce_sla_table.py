@@ -1,12 +1,16 @@
-"""The SLA paper's Table 1 on MiniLM-L6: roberta_baseline, WLA, SLA and SG-Net fine-tuned on CoLA (MCC, dev),
-SST-2 (accuracy, dev) and CoNLL-2003 NER (entity F1, test), 5 seeds each, with SG-Net's and SLA's controls
-on CoNLL-2003, the one task where SG-Net's parse reaches the output (examples/encoders/README.md).
+"""The SLA paper's Tables 1 and 2 on MiniLM-L6: roberta_baseline, WLA, SLA and SG-Net fine-tuned, 5 seeds each.
+Table 1 (the default): CoLA (MCC, dev), SST-2 (accuracy, dev) and CoNLL-2003 NER (entity F1, test), with SG-Net's and
+SLA's controls on CoNLL-2003, the one task where SG-Net's parse reaches the output. Table 2 (--table 2): the sentence
+pairs RTE (accuracy), MRPC (accuracy, and F1) and STS-B (Pearson, and Spearman) on dev, read as BERT reads a pair
+([CLS] a [SEP] b [SEP], the second text of token type 1), each text parsed on its own, with SLA on random trees on
+MRPC and STS-B, where the paper reports SLA's gains (examples/encoders/README.md).
 
-  bash examples/encoders/reproduce_sla_table.sh [--tasks "CoNLL-2003 CoLA SST-2"] [--seeds "1 2 3 4 5"]
+  bash examples/encoders/reproduce_sla_table.sh [--table 1|2] [--tasks "CoNLL-2003 CoLA SST-2"] [--seeds "1 2 3 4 5"]
                                  [--systems "baseline wla sla sgnet sgnet_nomask sgnet_random_trees sla_random_trees"]
                                  [--updates-CoLA N] [--updates-SST-2 N] [--updates-CoNLL-2003 N] [--validations 10]
+                                 [--updates-RTE N] [--updates-MRPC N] [--updates-STS-B N]
                                  [--jobs 2] [--fp16]
-                                 [--out results/encoders_table1] [--checkpoints work/checkpoints/encoders_table1]
+                                 [--out results/encoders_tableN] [--checkpoints work/checkpoints/encoders_tableN]
                                  [--data-root work] [--pretrained work/minilm] [--readme FILE]
                                  [--status | --summary-only | --no-summary]
 
@@ -30,8 +34,9 @@ with --out, only if --readme is given).
 --status says where each run stands (a run in training: its best dev score so far and about how long it has
 left at its pace) and how many runs of each task are not finished; --summary-only summarizes the finished runs and trains nothing (it does
 compute the gates of a finished run that lacks them, from --checkpoints).
-Data: --data-root/conll2003 and --data-root/glue/{CoLA,SST-2}; a finished preparation there is used as it was
-made (with the random trees on CoNLL-2003), else data-prep prepares the full corpus from ../shared/data.
+Data: --data-root/conll2003 and --data-root/glue/TASK; a finished preparation there is used as it was made (with
+its random trees where the table has a random-tree control), else data-prep prepares the full corpus from the
+local copy (CONLL2003_DIR, GLUE_DIR, else the shared data folder beside the checkout).
 A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 set -euo pipefail
 """
@@ -43,6 +48,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
@@ -56,7 +62,6 @@ from fairseq_syntax.studies.runs import (console_env, fine_tune_start, flag_keys
 from fairseq_syntax.studies.table_protocol import METRIC, SCORED_SPLIT, write_or_check  # noqa: E402
 from fairseq_syntax.studies.training_log import open_log, pace  # noqa: E402
 
-TASKS = ("CoNLL-2003", "CoLA", "SST-2")
 SYSTEMS = {  # what each system's fairseq-train command differs in
     "baseline": ["--arch", "roberta_baseline_small"],
     "wla": ["--arch", "roberta_sla_small", "--sla-mask", "window"],
@@ -66,24 +71,61 @@ SYSTEMS = {  # what each system's fairseq-train command differs in
     "sgnet_random_trees": ["--arch", "roberta_sgnet_small", "--heads-suffix", "randheads"],
     "sla_random_trees": ["--arch", "roberta_sla_small", "--heads-suffix", "randheads"],
 }
-CONTROLS = ("sgnet_nomask", "sgnet_random_trees", "sla_random_trees")  # on CoNLL-2003 only
 GATED = ("wla", "sla", "sla_random_trees")
-TASK_ARGS = {  # the task, criterion and best-checkpoint metric
+SENTENCE = ["--task", "syntax_sentence_prediction", "--init-token", "0", "--criterion", "sentence_prediction"]
+TASK_ARGS = {  # the task, criterion and best-checkpoint metric (a pair: BERT's [CLS] a [SEP] b [SEP], no separator)
     "CoNLL-2003": ["--task", "syntax_token_labeling", "--criterion", "token_labeling", "--best-checkpoint-metric", "f1"],
-    "CoLA": ["--task", "syntax_sentence_prediction", "--init-token", "0", "--num-classes", "2", "--criterion",
-             "sentence_prediction", "--report-mcc", "--best-checkpoint-metric", "mcc"],
-    "SST-2": ["--task", "syntax_sentence_prediction", "--init-token", "0", "--num-classes", "2", "--criterion",
-              "sentence_prediction", "--report-mcc", "--best-checkpoint-metric", "accuracy"],
+    "CoLA": [*SENTENCE, "--num-classes", "2", "--report-mcc", "--best-checkpoint-metric", "mcc"],
+    "SST-2": [*SENTENCE, "--num-classes", "2", "--report-mcc", "--best-checkpoint-metric", "accuracy"],
+    "RTE": [*SENTENCE, "--num-classes", "2", "--best-checkpoint-metric", "accuracy"],  # (its labels are words)
+    "MRPC": [*SENTENCE, "--num-classes", "2", "--report-acc-and-f1", "--best-checkpoint-metric", "accuracy"],
+    "STS-B": [*SENTENCE, "--num-classes", "1", "--regression-target", "--report-pearson-and-spearman",
+              "--best-checkpoint-metric", "pearson"],
 }
-# the budgets (examples/encoders/README.md, "Budget"): CoLA 9 epochs, SST-2 2, CoNLL-2003 5, of 32 sentences an update
-UPDATES = {"CoLA": "2400", "SST-2": "4200", "CoNLL-2003": "2200"}
+# Each table: its tasks, its systems, the controls and the tasks they run on, the budgets in updates of 32
+# (examples/encoders/README.md, "Budget"), its study name, README block and summarizer.
+TABLES = {
+    "1": {"tasks": ("CoNLL-2003", "CoLA", "SST-2"), "systems": tuple(SYSTEMS),
+          "controls": {"sgnet_nomask": ("CoNLL-2003",), "sgnet_random_trees": ("CoNLL-2003",),
+                       "sla_random_trees": ("CoNLL-2003",)},
+          # CoLA 9 epochs, SST-2 2, CoNLL-2003 5
+          "updates": {"CoLA": "2400", "SST-2": "4200", "CoNLL-2003": "2200"},
+          "study": "sla_table", "block": "sla-table-summary", "summarizer": "examples/encoders/summarize_sla_table.py"},
+    "2": {"tasks": ("RTE", "MRPC", "STS-B"), "systems": ("baseline", "wla", "sla", "sgnet", "sla_random_trees"),
+          "controls": {"sla_random_trees": ("MRPC", "STS-B")},
+          # RTE 10 epochs, MRPC 5, STS-B 5
+          "updates": {"RTE": "780", "MRPC": "580", "STS-B": "900"},
+          "study": "sla_table2", "block": "sla-table2-summary",
+          "summarizer": "examples/encoders/summarize_sla_table2.py"},
+}
 ALL_SEEDS = [1, 2, 3, 4, 5]  # the table's, whatever a call asks for
 HINT = "Give another --out and --checkpoints, or remove that run's results and checkpoints to train it again"
 
 
+def table_of(argv) -> str:
+    """The table a call is for (--table, default 1): it sets the other options' defaults."""
+    for k, a in enumerate(argv):
+        if a == "--table" and k + 1 < len(argv):
+            if argv[k + 1] not in TABLES:
+                raise Stop(f"--table {argv[k + 1]}: the tables are {', '.join(TABLES)}")
+            return argv[k + 1]
+    return "1"
+
+
+def local_corpus(env: str, relative: str) -> str:
+    if os.environ.get(env):
+        return from_caller(os.environ[env])
+    found = local_copy(relative)
+    if found is None:
+        raise Stop(f"no local copy of {relative}: set {env}, or FAIRSEQ_SYNTAX_DATA to the folder of local corpora")
+    return found
+
+
 def main(argv):
-    o = parse(argv, {"--tasks": " ".join(TASKS), "--seeds": " ".join(map(str, ALL_SEEDS)),
-                     "--systems": " ".join(SYSTEMS), **{f"--updates-{t}": n for t, n in UPDATES.items()},
+    table = TABLES[table_of(argv)]
+    o = parse(argv, {"--table": "1", "--tasks": " ".join(table["tasks"]), "--seeds": " ".join(map(str, ALL_SEEDS)),
+                     "--systems": " ".join(table["systems"]),
+                     **{f"--updates-{t}": n for t, n in table["updates"].items()},
                      "--jobs": "2", "--validations": "10", "--out": "", "--checkpoints": "", "--data-root": "",
                      "--pretrained": "", "--readme": ""},
               ("--status", "--summary-only", "--no-summary", "--fp16"), __doc__)
@@ -93,22 +135,18 @@ def main(argv):
     mode = "status" if o["status"] else "summary" if o["summary_only"] else "no-summary" if o["no_summary"] else "train"
     if mode != "status":
         no_quick_study()
-    conll_dir = from_caller(os.environ["CONLL2003_DIR"]) if os.environ.get("CONLL2003_DIR") else \
-        f"{ROOT}/../shared/data/conll2003"
-    glue_dir = from_caller(os.environ["GLUE_DIR"]) if os.environ.get("GLUE_DIR") else f"{ROOT}/../shared/data/glue"
     os.chdir(ROOT)
     jobs = need_int("--jobs", o["jobs"], 1)
     seeds = need_ints("--seeds", o["seeds"])
     every_n = need_int("--validations", o["validations"], 1)
-    budget = {t: need_int(f"--updates-{t}", o[f"updates_{t.replace('-', '_')}"], every_n) for t in
-              ("CoLA", "SST-2", "CoNLL-2003")}
+    budget = {t: need_int(f"--updates-{t}", o[f"updates_{t.replace('-', '_')}"], every_n) for t in table["tasks"]}
     tasks = o["tasks"].split()
     for t in tasks:
-        if t not in TASKS:
-            raise Stop(f"unknown task {t} (CoLA, SST-2, CoNLL-2003)")
+        if t not in table["tasks"]:
+            raise Stop(f"unknown task {t} (table {o['table']}: {', '.join(table['tasks'])})")
     suffix = "_fp16" if o["fp16"] else ""
-    res = o["out"] or f"{ROOT}/results/encoders_table1{suffix}"
-    ckpts = os.path.join(ROOT, o["checkpoints"] or f"work/checkpoints/encoders_table1{suffix}")
+    res = o["out"] or f"{ROOT}/results/encoders_table{o['table']}{suffix}"
+    ckpts = os.path.join(ROOT, o["checkpoints"] or f"work/checkpoints/encoders_table{o['table']}{suffix}")
     data_root = os.path.join(ROOT, o["data_root"] or "work")
     pretrained = os.path.join(ROOT, o["pretrained"] or "work/minilm")
     if "--readme" in argv:
@@ -117,11 +155,12 @@ def main(argv):
         readme = "" if "--out" in argv or suffix else f"{ROOT}/examples/encoders/README.md"
     env = console_env()
     if readme:
-        need_block(readme, "sla-table-summary")
+        need_block(readme, table["block"])
     systems = o["systems"].split()
     for s in systems:
-        if s not in SYSTEMS:
-            raise Stop(f"unknown system {s} ({' '.join(SYSTEMS)})")
+        if s not in table["systems"]:
+            raise Stop(f"unknown system {s} (table {o['table']}: {' '.join(table['systems'])})")
+    controls = table["controls"]
 
     def prepared_in(task):
         return f"{data_root}/conll2003" if task == "CoNLL-2003" else f"{data_root}/glue/{task}"
@@ -132,16 +171,17 @@ def main(argv):
     for seed in seeds:
         for task in tasks:
             for system in systems:
-                if (system not in CONTROLS or task == "CoNLL-2003") and (task, system, seed) not in runs:
+                if task in controls.get(system, (task,)) and (task, system, seed) not in runs:
                     runs.append((task, system, seed))
     if not runs:
         raise Stop(f"no run in this plan (--tasks '{o['tasks']}', --systems '{o['systems']}'): the controls run on "
-                   f"CoNLL-2003 only")
+                   + "; ".join(f"{c}: {', '.join(t)}" for c, t in controls.items()))
     # the folder's protocol.json (table_protocol.py): written by the call that makes the table, and every later call
     # must fit it, so a trial never trains into a table
     if mode != "status" and (mode != "summary" or os.path.isfile(f"{res}/protocol.json")):
         try:
-            write_or_check(f"{res}/protocol.json", budget, every_n, tasks, seeds, systems, ALL_SEEDS, list(SYSTEMS))
+            write_or_check(f"{res}/protocol.json", budget, every_n, tasks, seeds, systems, ALL_SEEDS,
+                           list(table["systems"]), table["tasks"])
         except ValueError as e:
             raise Stop(str(e)) from None
     threads = threads_per_job(jobs)
@@ -169,7 +209,7 @@ def main(argv):
         for r in runs:  # runs finished by an older copy of this script
             if not sla_gates(None, *r):
                 raise Stop("the gate values failed")
-        run_tool([sys.executable, "examples/encoders/summarize_sla_table.py", "--results", res, "--planned",
+        run_tool([sys.executable, table["summarizer"], "--results", res, "--planned",
              *[name_of(*r) for r in runs], *(["--readme", readme] if readme else [])], env=env)
 
     if mode == "summary":
@@ -193,17 +233,19 @@ def main(argv):
     if not os.path.isfile(f"{pretrained}/model.pt"):
         run_tool(["fairseq-syntax-convert-bert", "--out", pretrained], f"converting MiniLM into {pretrained} failed",
                  env=env)
+    random_trees = {t for c in controls if c.endswith("_random_trees") for t in controls[c]}
     for task in tasks:
         out = prepared_in(task)
-        if os.path.isfile(f"{out}/.stamps/binarize") and (task != "CoNLL-2003" or
-                                                          os.path.isfile(f"{out}/bin/input0/test.randheads.bin")):
+        if os.path.isfile(f"{out}/.stamps/binarize") and (task not in random_trees or
+                                                          glob.glob(f"{glob.escape(out)}/bin/input0/*.randheads.bin")):
             # used as it was made: data-prep would redo it with the defaults below (a slice would become the corpus)
             log(f"[table] {task}: using the data prepared in {out}")
             continue
         if task == "CoNLL-2003":
-            prep = ["bash", "data-prep/conll2003.sh", "--conll-dir", conll_dir, "--random-trees", "1"]
+            prep = ["bash", "data-prep/conll2003.sh", "--conll-dir", local_corpus("CONLL2003_DIR", "conll2003")]
         else:
-            prep = ["bash", "data-prep/glue.sh", "--task", task, "--glue-dir", glue_dir]
+            prep = ["bash", "data-prep/glue.sh", "--task", task, "--glue-dir", local_corpus("GLUE_DIR", "glue")]
+        prep += ["--random-trees", "1"] if task in random_trees else []
         run_tool([*prep, "--out", out, "--pretrained", pretrained, "--parser", "spacy", "--workers", jobs, "--wait"],
             f"preparing {task} into {out} failed", env=env)
     os.makedirs(res, exist_ok=True)
@@ -267,7 +309,7 @@ def main(argv):
             r.update(task=task, system=system, seed=seed, max_update=n, metric=metric,
                      best_update=fairseq_best(validations(f"{ck}/train.log", metric, by="update")),
                      device=device[-1].strip() if device else "cpu")
-            write_record(f"{res}/{name}.record.json", study="sla_table", system=f"{task}_{system}", seed=seed,
+            write_record(f"{res}/{name}.record.json", study=table["study"], system=f"{task}_{system}", seed=seed,
                          recipe={"max_update": n, "lr": 5e-05, "batch_size": 32}, data=data,
                          split=SCORED_SPLIT[task], scored=r.get("sentences"), log=f"{ck}/train.log")
             write_text(f"{res}/{name}.eval.json", json.dumps(r, indent=1))

@@ -45,7 +45,7 @@ def build_fairseq_model(bert, arch: str):
 def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") -> tuple[str, dict]:
     import torch  # here, not at the top: --help and argument errors answer at once
 
-    from ..pretrained.bert import MASK_SYMBOL, fairseq_arch_args, load_bert, to_fairseq_encoder_state
+    from ..pretrained.bert import MASK_SYMBOL, fairseq_arch_args, load_bert, segment_offset, to_fairseq_encoder_state
 
     bert = load_bert(model_dir)
     with torch.random.fork_rng():  # the parts BERT lacks (the LM head) start the same each time: same bytes out
@@ -56,6 +56,8 @@ def convert(model_dir: str, out_dir: str, arch: str = "roberta_baseline_small") 
     missing = [k for k in missing if ".sla_gate." not in k and k != "version"]
     if missing or unexpected:
         raise RuntimeError(f"conversion does not cover the encoder: missing {missing}, unexpected {unexpected}")
+    with torch.no_grad():
+        model.encoder.segment_offset.copy_(segment_offset(bert))
     os.makedirs(out_dir, exist_ok=True)
     checkpoint = {
         "args": None,

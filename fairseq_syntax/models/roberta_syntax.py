@@ -50,11 +50,30 @@ def set_layernorm_eps(module: nn.Module, eps: float) -> None:
 
 
 class SyntaxRobertaEncoder(RobertaEncoder):
-    """RoBERTa's encoder; ``src_heads`` (subword head codes, [B, T]) reach ``extract_features``."""
+    """RoBERTa's encoder; ``src_heads`` (subword head codes, [B, T]) reach ``extract_features``.
+
+    ``segment_offset`` is BERT's token-type-1 embedding minus its type-0 one (type 0 is folded into the
+    positions, pretrained/bert.py): it is added to every token after the first ``</s>`` ([SEP]), so a pair's
+    second text is encoded as BERT encodes it. RoBERTa has no token types: from its checkpoints it stays zero.
+    """
 
     def __init__(self, args, dictionary):
         super().__init__(args, dictionary)
+        self.segment_offset = nn.Parameter(torch.zeros(args.encoder_embed_dim))
         set_layernorm_eps(self, args.layernorm_eps)
+
+    def segment_embeddings(self, src_tokens, token_embeddings=None):
+        """The token embeddings with the second segment's offset added, or ``token_embeddings`` as given when no
+        row of the batch has a second segment (single sentences: fairseq's own path, unchanged)."""
+        second = pair_segments(src_tokens, self.dictionary.eos(), self.dictionary.pad()).gt(0)
+        if not bool(second.any()):
+            return token_embeddings
+        encoder = self.sentence_encoder
+        if token_embeddings is None:
+            token_embeddings = encoder.embed_tokens(src_tokens)
+        # fairseq multiplies token embeddings by embed_scale (1.0 for RoBERTa); the offset is added unscaled
+        offset = self.segment_offset.to(token_embeddings.dtype) / encoder.embed_scale
+        return token_embeddings + second.unsqueeze(-1).to(token_embeddings.dtype) * offset
 
     def forward(self, src_tokens, features_only=False, return_all_hiddens=False, masked_tokens=None,
                 src_heads: Optional[torch.Tensor] = None, **unused):
@@ -65,6 +84,7 @@ class SyntaxRobertaEncoder(RobertaEncoder):
         return x, extra
 
     def extract_features(self, src_tokens, return_all_hiddens=False, src_heads=None, **kwargs):
+        kwargs["token_embeddings"] = self.segment_embeddings(src_tokens, kwargs.get("token_embeddings"))
         return super().extract_features(src_tokens, return_all_hiddens=return_all_hiddens, **kwargs)
 
     def check_heads(self, src_tokens, src_heads, model: str):
@@ -101,7 +121,7 @@ class SGNetRobertaEncoder(SyntaxRobertaEncoder):
                          read_rows=None, **kwargs):
         self.check_heads(src_tokens, src_heads, "roberta_sgnet")
         out = self.sentence_encoder(src_tokens, return_all_hiddens=return_all_hiddens,
-                                    token_embeddings=kwargs.get("token_embeddings"))
+                                    token_embeddings=self.segment_embeddings(src_tokens, kwargs.get("token_embeddings")))
         pool_rows = None
         if self.cls_scope == "sentence":
             pool_rows = torch.zeros_like(src_heads, dtype=torch.bool)
@@ -143,7 +163,7 @@ class SLARobertaEncoder(SyntaxRobertaEncoder):
         segments = pair_segments(src_tokens, self.dictionary.eos(), self.dictionary.pad())
         local = local_allowed(src_heads, self.args, segments)
         out = run_encoder_layers(self.sentence_encoder, src_tokens, local, return_all_hiddens,
-                                 kwargs.get("token_embeddings"))
+                                 self.segment_embeddings(src_tokens, kwargs.get("token_embeddings")))
         inner = out["encoder_states"] if return_all_hiddens else None
         return out["encoder_out"][0].transpose(0, 1), {"inner_states": inner}
 
@@ -152,7 +172,8 @@ class SyntaxRobertaModel(RobertaModel):
     """Shared by the three models: building with our encoder, and lifting checkpoints without the new parameters."""
 
     encoder_class = SyntaxRobertaEncoder
-    new_parameters: tuple[str, ...] = ()  # name fragments of parameters a RoBERTa/BERT checkpoint lacks
+    # name fragments of parameters a RoBERTa/BERT checkpoint lacks (RoBERTa has no segment offset: zero keeps it)
+    new_parameters: tuple[str, ...] = ("encoder.segment_offset",)
 
     @staticmethod
     def add_args(parser):
@@ -193,8 +214,7 @@ class SyntaxRobertaModel(RobertaModel):
 
     def upgrade_state_dict_named(self, state_dict, name):
         super().upgrade_state_dict_named(state_dict, name)
-        if self.new_parameters:
-            fill_new_parameters(self, state_dict, name, lambda k: any(f in k for f in self.new_parameters))
+        fill_new_parameters(self, state_dict, name, lambda k: any(f in k for f in self.new_parameters))
 
 
 @register_model("roberta_baseline")
@@ -207,7 +227,7 @@ class RobertaSGNetModel(SyntaxRobertaModel):
     """SG-Net on a BERT-style encoder: SDOI attention over the last layer and H̄ = αH + (1−α)H'."""
 
     encoder_class = SGNetRobertaEncoder
-    new_parameters = ("encoder.syntax_guided.",)
+    new_parameters = SyntaxRobertaModel.new_parameters + ("encoder.syntax_guided.",)
 
     @staticmethod
     def add_args(parser):
@@ -252,7 +272,7 @@ class RobertaSLAModel(SyntaxRobertaModel):
     """Syntax-aware local attention (Li et al.) in every layer of a BERT-style encoder."""
 
     encoder_class = SLARobertaEncoder
-    new_parameters = (".sla_gate.",)
+    new_parameters = SyntaxRobertaModel.new_parameters + (".sla_gate.",)
 
     @staticmethod
     def add_args(parser):

@@ -8,8 +8,9 @@ What differs between the two, and how the conversion makes them compute the same
 * positions: fairseq's learned positions start at ``padding_idx + 1``, so BERT's row p goes to
   row p + 2;
 * token types: fairseq's encoder has none; BERT adds type 0 to every token of a single sentence,
-  so it is folded into the position rows (exact for one sentence; in a pair the second
-  sentence loses the type-1 offset, as in RoBERTa itself);
+  so it is folded into the position rows, and type 1 minus type 0 becomes the encoder's
+  ``segment_offset``, added to every token after the first [SEP] (``</s>``): a pair's second
+  text is encoded as BERT encodes it with ``token_type_ids``;
 * LayerNorm eps 1e-12 (``--layernorm-eps``) and the exact-erf GELU, which fairseq's ``gelu`` is.
 """
 from __future__ import annotations
@@ -107,6 +108,14 @@ def to_fairseq_encoder_state(bert: BertCheckpoint, with_mask: bool = True) -> di
             for p in ("weight", "bias"):
                 out[f"layers.{layer}.{ours}.{p}"] = s[f"encoder.layer.{layer}.{theirs}.{p}"]
     return {k: v.contiguous().clone() for k, v in out.items()}
+
+
+def segment_offset(bert: BertCheckpoint) -> torch.Tensor:
+    """BERT's token-type-1 embedding minus its type-0 one (zero for a model with one token type)."""
+    types = bert.state["embeddings.token_type_embeddings.weight"]
+    if types.size(0) < 2:
+        return torch.zeros_like(types[0])
+    return (types[1] - types[0]).contiguous().clone()
 
 
 def fairseq_arch_args(config: dict) -> dict:

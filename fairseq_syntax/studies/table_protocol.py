@@ -15,17 +15,22 @@ from .early_stopping import validations
 from .result_files import read_json
 from .run_record import record_differences
 
-TASKS = ("CoLA", "SST-2", "CoNLL-2003")
-METRIC = {"CoLA": "mcc", "SST-2": "accuracy", "CoNLL-2003": "f1"}
-SCORED_SPLIT = {"CoLA": "valid", "SST-2": "valid", "CoNLL-2003": "test"}  # GLUE's test labels are not public
+TASKS = ("CoLA", "SST-2", "CoNLL-2003")  # Table 1's
+PAIR_TASKS = ("RTE", "MRPC", "STS-B")  # Table 2's
+METRIC = {"CoLA": "mcc", "SST-2": "accuracy", "CoNLL-2003": "f1", "RTE": "accuracy", "MRPC": "accuracy",
+          "STS-B": "pearson"}
+# GLUE's test labels are not public: its tasks are scored on dev, as the SLA paper does
+SCORED_SPLIT = {"CoLA": "valid", "SST-2": "valid", "CoNLL-2003": "test", "RTE": "valid", "MRPC": "valid",
+                "STS-B": "valid"}
 PROTOCOL_FILE = "protocol.json"
 
 
-def write_or_check(path: str, budget: dict, validations_: int, tasks, seeds, systems, all_seeds, all_systems) -> None:
-    """A new table's protocol is written; a call into an existing one must fit it (budgets of the tasks it trains,
-    validations, seeds, systems), else ValueError naming every difference."""
+def write_or_check(path: str, budget: dict, validations_: int, tasks, seeds, systems, all_seeds, all_systems,
+                   table_tasks=TASKS) -> None:
+    """A new table's protocol is written (every task of the table, ``table_tasks``); a call into an existing one must
+    fit it (budgets of the tasks it trains, validations, seeds, systems), else ValueError naming every difference."""
     if not os.path.exists(path):
-        prot = {"tasks": {t: {"max_update": budget[t], "split": SCORED_SPLIT[t]} for t in TASKS},
+        prot = {"tasks": {t: {"max_update": budget[t], "split": SCORED_SPLIT[t]} for t in table_tasks},
                 "systems": list(all_systems) if set(systems) <= set(all_systems) else list(systems),
                 "seeds": list(all_seeds) if set(seeds) <= set(all_seeds) else list(seeds),
                 "validations": validations_}
@@ -33,8 +38,9 @@ def write_or_check(path: str, budget: dict, validations_: int, tasks, seeds, sys
         write_text(path, json.dumps(prot, indent=1) + "\n")
         return
     prot = read_json(path, ("tasks", "systems", "seeds"))
-    bad = [f"--updates-{t} {budget[t]}: the table's runs train {prot['tasks'][t]['max_update']} updates (max_update)"
-           for t in tasks if budget[t] != prot["tasks"][t]["max_update"]]
+    bad = [f"task {t} is not one of the table's ({', '.join(prot['tasks'])})" for t in tasks if t not in prot["tasks"]]
+    bad += [f"--updates-{t} {budget[t]}: the table's runs train {prot['tasks'][t]['max_update']} updates (max_update)"
+            for t in tasks if t in prot["tasks"] and budget[t] != prot["tasks"][t]["max_update"]]
     if validations_ != prot.get("validations", 10):
         bad.append(f"--validations {validations_}: the table's runs validate {prot.get('validations', 10)} times")
     bad += [f"seed {s} is not one of the table's ({', '.join(map(str, prot['seeds']))})" for s in seeds
@@ -52,7 +58,7 @@ def read_protocol(results: Path) -> dict | None:
     prot = read_json(path, ("tasks", "systems", "seeds"))
     for task, t in prot["tasks"].items():
         if task not in METRIC or not isinstance(t, dict) or set(t) != {"max_update", "split"}:
-            raise ValueError(f"{path}: {task}: expected one of {', '.join(TASKS)} with max_update and split")
+            raise ValueError(f"{path}: {task}: expected one of {', '.join(METRIC)} with max_update and split")
     return prot
 
 

@@ -55,8 +55,8 @@ def sla_mask(codes: torch.Tensor, m: int = 3, segments: torch.Tensor | None = No
 
     D(i, j) = min over k ∈ {i−1, i, i+1} (neighbouring words) of dis(v_k, v_j), allowed when
     D ≤ m. Special tokens (code 0: CLS, SEP, PAD, EOS) are never masked, as rows or columns.
-    ``segments`` [B, T] (sentence ids in a pair): a token attends to every token of the other
-    sentence; the neighbour rule and distances stay inside each sentence.
+    ``segments`` [B, T] (sentence ids in a pair, each sentence parsed on its own): the local scope stays
+    inside a token's own sentence (the SLA paper's pairs); the global attention sees both sentences.
     """
     bsz, tlen = codes.shape
     dist = batch_tree_distance(codes)
@@ -65,20 +65,22 @@ def sla_mask(codes: torch.Tensor, m: int = 3, segments: torch.Tensor | None = No
     for nb in (prev_ws, next_ws):
         d = torch.minimum(d, dist.gather(1, nb.unsqueeze(-1).expand(bsz, tlen, tlen)))
     allowed = d.le(m)
-    special = codes.eq(0)
-    allowed |= special.unsqueeze(1) | special.unsqueeze(2)
+    return _within_sentences(allowed, codes, segments)
+
+
+def _within_sentences(allowed: torch.Tensor, codes: torch.Tensor, segments: torch.Tensor | None) -> torch.Tensor:
+    """Closes what crosses from one sentence of a pair to the other, then opens the special tokens (code 0) as
+    rows and columns."""
     if segments is not None:
-        allowed |= segments.unsqueeze(2).ne(segments.unsqueeze(1))
-    return allowed
+        allowed &= segments.unsqueeze(2).eq(segments.unsqueeze(1))
+    special = codes.eq(0)
+    return allowed | special.unsqueeze(1) | special.unsqueeze(2)
 
 
 def window_mask(codes: torch.Tensor, k: int = 3, segments: torch.Tensor | None = None) -> torch.Tensor:
-    """WLA baseline: a window of 2k+1 tokens, with the same special-token and pair rules as SLA."""
+    """WLA baseline: a window of 2k+1 tokens, with the same special-token and pair rules as SLA (in a pair the
+    window stays inside a token's own sentence)."""
     bsz, tlen = codes.shape
     pos = torch.arange(tlen, device=codes.device)
     allowed = (pos.view(1, -1, 1) - pos.view(1, 1, -1)).abs().le(k).expand(bsz, tlen, tlen).clone()
-    special = codes.eq(0)
-    allowed |= special.unsqueeze(1) | special.unsqueeze(2)
-    if segments is not None:
-        allowed |= segments.unsqueeze(2).ne(segments.unsqueeze(1))
-    return allowed
+    return _within_sentences(allowed, codes, segments)
