@@ -7,6 +7,8 @@ setup(
     description="Syntax-guided Transformer attention (SG-Net) as a fairseq plugin",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
+    license="MIT",
+    classifiers=["License :: OSI Approved :: MIT License"],
     # Ranges, not pins: the plugin installs into a user's own GPU environment and keeps its torch and fairseq.
     # The exact versions of the reproducible set-up are in requirements.txt (scripts/setup.sh).
     python_requires=">=3.10",

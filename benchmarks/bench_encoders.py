@@ -13,12 +13,16 @@ the baseline's run in the same round, and the median over rounds is reported. Ea
     .venv/bin/python benchmarks/bench_encoders.py --tagging --data work/conll2003/bin \
         --out results/benchmarks/bench_encoders_conll2003.json   # NER at CoNLL-2003 lengths, with WLA
     python benchmarks/bench_encoders.py --tagging --data work/conll2003/bin --device cuda --fp16 \
-        --pretrained none --out $OUT/bench.json   # on a GPU, in fp16 (random weights: a ratio needs no more)
+        --pretrained none --out bench.json         # on a GPU, in fp16 (random weights: a ratio needs no more)
+    .venv/bin/python benchmarks/bench_encoders.py --data work/glue/RTE/bin \
+        --out results/benchmarks/bench_encoders_rte.json   # a sentence pair task, with WLA
 
 ``--tagging`` measures token labeling (``syntax_token_labeling``, CoNLL-2003), where the SLA paper's WLA
 (``roberta_sla --sla-mask window``) joins the three; the goals there are SG-Net >= 0.90, SLA and WLA >= 0.95.
 There SG-Net computes its extra layer only at the first subwords the criterion scores (``read_rows``); the
 system ``roberta_sgnet_every_row`` is the same model made to compute every position, as before that.
+Data with ``input1/`` is a sentence pair task (RTE, MRPC, STS-B), read as BERT reads a pair (``[CLS] a [SEP] b
+[SEP]``, the SLA paper's Table 2): WLA joins there too, with the same goals as CoNLL-2003's.
 ``--ranking`` measures the multiple-choice task (``syntax_sentence_ranking``, fairseq's ``sentence_ranking``
 criterion: four choices per question). ``--size base`` (12 layers, d = 768) starts from random weights of the
 same seed for all three, which is all a throughput ratio needs.
@@ -75,8 +79,10 @@ def main():
     if args.fp16 and args.device != "cuda":
         p.error("--fp16 trains in half precision on a GPU: give --device cuda as well")
     systems = {f"{a}_{args.size}": (f"{a}_{args.size}", []) for a in ARCHS}
-    if args.tagging:
+    pairs = not (args.ranking or args.tagging) and os.path.isdir(os.path.join(args.data, "input1"))
+    if args.tagging or pairs:
         systems[f"roberta_wla_{args.size}"] = (f"roberta_sla_{args.size}", WLA)
+    if args.tagging:
         systems[f"roberta_sgnet_every_row_{args.size}"] = (f"roberta_sgnet_{args.size}", [])
     archs = list(systems)
 
@@ -179,6 +185,7 @@ def main():
         "updates_skipped_by_fp16_overflow": skipped,
         "data": os.path.relpath(args.data, ROOT) if os.path.isabs(args.data) else args.data,
         "task": ("syntax_token_labeling" if args.tagging else "syntax_sentence_ranking (4 choices)" if args.ranking
+                 else "syntax_sentence_prediction, sentence pairs ([CLS] a [SEP] b [SEP])" if pairs
                  else "syntax_sentence_prediction"),
         "systems": {n: " ".join([arch, *extra]) + (" (every row: no read_rows)" if "every_row" in n else "")
                     for n, (arch, extra) in systems.items()},

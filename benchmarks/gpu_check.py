@@ -6,7 +6,7 @@
                             [--updates 300] [--speed-updates 150] [--speed-rounds 2] [--speed-max-tokens 32768]
                             [--out results/benchmarks/gpu_check.md] [--logs DIR] [--cpu | --bf16] [--speed-only]
 
-Uses the fairseq-train on PATH (else a wrapper: fairseq_syntax/studies/runs.py, console_env) and this checkout as
+Uses the fairseq-train on PATH (else a wrapper: examples/studies/runs.py, console_env) and this checkout as
 --user-dir (no install needed). A family whose data is not given is reported as not run. Each training must end
 with a finite loss. Throughput: --speed-rounds rounds of transformer_wmt_en_de and transformer_sgnet_wmt_en_de
 on the same batches, the order alternating by round, logged every update; benchmarks/train_speed.py gives SG-Net's
@@ -31,7 +31,7 @@ from fairseq_syntax.pipeline.atomic import write_text  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, parse  # noqa: E402
-from fairseq_syntax.studies.runs import console_env, user_dir  # noqa: E402
+from examples.studies.runs import console_env, user_dir  # noqa: E402
 
 NMT = ["-s", "en", "-t", "de", "--share-all-embeddings", "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr",
        "5e-4", "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "100", "--criterion",

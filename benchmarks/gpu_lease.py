@@ -17,7 +17,7 @@ them all into their table, or none. The study it moves is the SLA table (example
            # seconds (the training stops 40 s before it, for its runs to stop and the pack to be made)
   here:    bash benchmarks/gpu_lease.sh back TGZ [--into DIR]
            # checks every run that finished there, then copies them all into their table or none
-           # (fairseq_syntax/studies/bring_back.py: a run there already must come back identical), and
+           # (examples/studies/bring_back.py: a run there already must come back identical), and
            # summarizes it: results/encoders_table1_fp16 for --fp16 runs (a table of its own: the summary does not
            # mix fp16 and fp32 runs), results/encoders_table1 for runs without --fp16, which are the fp32 table's
            # own protocol on a faster device (each run's eval.json names its device)
@@ -293,7 +293,7 @@ def back(work, args):
     # every run checked (names, protocol, precision, finite scores, complete files) before any file is copied
     env = dict(os.environ, PYTHONPATH=ROOT + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH")
                                                 else ""))
-    run_tool([sys.executable, "-m", "fairseq_syntax.studies.bring_back", tgz, "--into", into, "--precision",
+    run_tool([sys.executable, "-m", "examples.studies.bring_back", tgz, "--into", into, "--precision",
          "fp16" if fp16 else "fp32"], env=env)
     if not glob.glob(f"{glob.escape(into)}/*.eval.json"):
         raise Stop(f"{tgz}: no run finished there")

@@ -20,8 +20,9 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, for examples.studies
 from fairseq_syntax.pipeline.atomic import atomic_path
-from fairseq_syntax.studies.training_log import is_start, open_log
+from examples.studies.training_log import is_start, open_log
 
 INNER = re.compile(r"\| train_inner \| .*?\bwps=([0-9.]+), .*?\bwpb=([0-9.]+), .*?\bnum_updates=(\d+)")
 

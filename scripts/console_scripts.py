@@ -2,7 +2,7 @@
 
 A lent GPU has torch and fairseq's source on PYTHONPATH (../shared/tools/device-fairseq.sh) but no pip install,
 so neither ``fairseq-train`` nor this package's ``fairseq-syntax-*`` commands exist there, and often no ``python``.
-The study runners call those names; ``fairseq_syntax/studies/runs.py: console_env`` puts this directory first on
+The study runners call those names; ``examples/studies/runs.py: console_env`` puts this directory first on
 PATH instead of each script spelling ``python3 -m`` for every command:
 
     python3 scripts/console_scripts.py DIR

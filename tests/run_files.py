@@ -27,7 +27,7 @@ def valid_line(epoch, updates, **metrics):
 
 
 def next_target(log, *args):
-    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.early_stopping", str(log), *args],
+    out = subprocess.run([sys.executable, "-m", "examples.studies.early_stopping", str(log), *args],
                          capture_output=True, text=True, check=True)
     return out.stdout.strip()
 

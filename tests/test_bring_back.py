@@ -1,4 +1,4 @@
-"""Runs brought back from a lent GPU (fairseq_syntax/studies/bring_back.py), all or nothing, on real runs of the
+"""Runs brought back from a lent GPU (examples/studies/bring_back.py), all or nothing, on real runs of the
 committed SLA table: every run is checked before any file is copied, and a run the table has is never changed."""
 import io
 import json
@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from fairseq_syntax.studies.bring_back import main
+from examples.studies.bring_back import main
 
 from .conftest import ROOT
 

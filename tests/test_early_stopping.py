@@ -1,4 +1,4 @@
-"""Early stopping from the whole log (fairseq_syntax/studies/early_stopping.py) and what a log says of its run."""
+"""Early stopping from the whole log (examples/studies/early_stopping.py) and what a log says of its run."""
 import argparse
 import gzip
 import json
@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 
-from fairseq_syntax.studies.early_stopping import convergence
-from fairseq_syntax.studies.training_log import training_setup
+from examples.studies.early_stopping import convergence
+from examples.studies.training_log import training_setup
 
 from .run_files import REAL_LOG, GPU_LINES, config_line, valid_line, next_target
 
@@ -100,7 +100,7 @@ def test_training_setup_reads_precision_and_device_of_every_start(tmp_path):
 
 
 def test_learned_alpha_read_from_a_checkpoint(tmp_path):
-    """fairseq_syntax/studies/learned_alpha.py: sigmoid of each alpha_logit, the α it started from (the checkpoint's config), the
+    """examples/studies/learned_alpha.py: sigmoid of each alpha_logit, the α it started from (the checkpoint's config), the
     update it was saved at; a clear error without one."""
     ck = tmp_path / "checkpoint_best.pt"
     weights = {"encoder.syntax_guided.alpha_logit": torch.tensor(math.log(0.7 / 0.3)),
@@ -108,14 +108,14 @@ def test_learned_alpha_read_from_a_checkpoint(tmp_path):
     # fairseq keeps a legacy arch's options as an argparse Namespace in cfg["model"]
     torch.save({"model": weights, "cfg": {"model": argparse.Namespace(sgnet_alpha=0.25, dropout=0.3)},
                 "optimizer_history": [{"num_updates": 4480}]}, ck)
-    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha", str(ck)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "examples.studies.learned_alpha", str(ck)], capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "initial": 0.25, "num_updates": 4480}
     torch.save({"model": weights, "cfg": {"model": {"sgnet_alpha": 0.5}}}, ck)  # a dict config; no history
-    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha", str(ck)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "examples.studies.learned_alpha", str(ck)], capture_output=True,
                          text=True, check=True)
     assert json.loads(out.stdout) == {"alpha": {"encoder.syntax_guided": 0.7}, "initial": 0.5, "num_updates": None}
     torch.save({"model": {"encoder.layers.0.fc1.weight": torch.zeros(2, 2)}}, ck)  # a fixed-α SG-Net
-    out = subprocess.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha", str(ck)], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "examples.studies.learned_alpha", str(ck)], capture_output=True,
                          text=True)
     assert out.returncode == 1 and f"{ck}: no learned α" in out.stderr and not out.stdout

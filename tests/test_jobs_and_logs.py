@@ -129,9 +129,9 @@ def test_every_job_runs_once(jobs):
 
 
 def test_a_run_folder_has_one_trainer(tmp_path, capsys):
-    """fairseq_syntax.studies.runs.lock_run: while one process trains a run a second is refused, naming the first;
+    """examples.studies.runs.lock_run: while one process trains a run a second is refused, naming the first;
     once the first ends the run is free again."""
-    from fairseq_syntax.studies.runs import lock_run
+    from examples.studies.runs import lock_run
 
     first = lock_run(str(tmp_path))
     assert first is not None and lock_run(str(tmp_path)) is None

@@ -267,7 +267,7 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
 @pytest.mark.slow
 def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
     """As on a lent GPU (fairseq on PYTHONPATH, no console scripts, no `python`): --converge trains with the
-    wrappers of fairseq_syntax/studies/runs.py, evaluates and summarizes."""
+    wrappers of examples/studies/runs.py, evaluates and summarizes."""
     from .test_packaging import without_install
 
     root, env = without_install(tmp_path)

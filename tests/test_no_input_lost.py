@@ -520,7 +520,7 @@ REPRODUCTIONS = ["examples/encoders/reproduce_sla_table.sh", "examples/encoders/
 
 
 def test_every_reproduction_locks_a_run_as_it_makes_its_folder():
-    """lock_run (fairseq_syntax/studies/runs.py; tests/test_jobs_and_logs.py) is taken on a run's checkpoint folder
+    """lock_run (examples/studies/runs.py; tests/test_jobs_and_logs.py) is taken on a run's checkpoint folder
     as every reproduction makes it, before anything trains there."""
     for path in REPRODUCTIONS:
         runner = (ROOT / path).with_suffix(".py")

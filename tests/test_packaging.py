@@ -31,6 +31,25 @@ def test_metadata_has_ranges_and_optional_parsers():
         assert sum(r.marker.evaluate(env) for r in fairseqs.values()) == 1, v
 
 
+def test_the_installed_package_holds_no_study_machinery():
+    """pip installs fairseq_syntax alone: the studies (examples/, their shared examples/studies) stay beside it, and
+    no module of the package imports them, nor names the license anywhere but MIT."""
+    import ast
+
+    from setuptools import find_packages
+
+    packages = find_packages(str(ROOT), include=["fairseq_syntax", "fairseq_syntax.*"])
+    assert packages and all(p.startswith("fairseq_syntax") for p in packages)
+    assert not [p for p in packages if "studies" in p]
+    for path in (ROOT / "fairseq_syntax").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            assert not [n for n in names if n.split(".")[0] in ("examples", "benchmarks", "tests")], path
+    assert importlib.metadata.metadata("fairseq_syntax")["License"] == "MIT"
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
 @pytest.mark.slow
 def test_pip_keeps_the_environments_torch_and_fairseq(tmp_path):
     report = tmp_path / "report.json"
@@ -74,10 +93,10 @@ def without_install(tmp_path):
 
 
 def test_console_scripts_run_where_nothing_is_installed(tmp_path):
-    """fairseq_syntax/studies/runs.py, console_env: where nothing is installed, wrappers for every console script of
+    """examples/studies/runs.py, console_env: where nothing is installed, wrappers for every console script of
     the package (the installed metadata's, read here from setup.py) and of fairseq, and `python`, go first on PATH."""
     root, env = without_install(tmp_path)
-    code = ("import subprocess, sys; sys.path.insert(0, sys.argv[1]); from fairseq_syntax.studies.runs import console_env\n"
+    code = ("import subprocess, sys; sys.path.insert(0, sys.argv[1]); from examples.studies.runs import console_env\n"
             "import shutil; e = console_env(); w = lambda c: shutil.which(c, path=e['PATH'])\n"
             "print(w('python')); print(w('fairseq-train')); print(w('fairseq-generate'))\n"
             "print(subprocess.run(['fairseq-syntax-user-dir'], env=e, capture_output=True, text=True).stdout.strip())\n"

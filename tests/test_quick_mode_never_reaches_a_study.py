@@ -43,7 +43,7 @@ def test_a_run_trained_in_quick_mode_is_refused_by_the_summary_naming_it(tmp_pat
 
 
 def test_the_training_setup_marks_quick_mode(tmp_path):
-    from fairseq_syntax.studies.training_log import one_setup, training_setup
+    from examples.studies.training_log import one_setup, training_setup
 
     log = tmp_path / "a.train.log"
     log.write_text("[fairseq_syntax] FAIRSEQ_SYNTAX_QUICK is set: this training stops after 2 updates\n" + config_line())

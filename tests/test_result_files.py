@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from fairseq_syntax.studies.early_stopping import validations
-from fairseq_syntax.studies.result_files import describe, read_json, read_jsonl, read_lines
+from examples.studies.early_stopping import validations
+from examples.studies.result_files import describe, read_json, read_jsonl, read_lines
 
 from .conftest import ROOT, study_script
 

@@ -1,11 +1,11 @@
 """A finished run is never skipped, nor a stopped one resumed, under options it was not trained with: the check of a
-fairseq log's configuration (fairseq_syntax/studies/run_options.py), the stopping rule replayed (early_stopping.py --agrees), and
+fairseq log's configuration (examples/studies/run_options.py), the stopping rule replayed (early_stopping.py --agrees), and
 the reproduce scripts refusing before anything trains, on the committed results."""
 import gzip
 import shutil
 import sys
 
-from fairseq_syntax.studies import early_stopping, run_options
+from examples.studies import early_stopping, run_options
 
 from .conftest import ROOT, run
 
@@ -59,7 +59,7 @@ def test_the_configuration_is_read_as_data_never_run(tmp_path):
     assert not marker.exists()
     for bad in ("{'common': {'seed': 1", "{'a': {[1]: 2}}", "{'a': " + "[" * 100000 + "]" * 100000 + "}"):
         log.write_text(f"x | INFO | fairseq_cli.train | {bad}\n")  # cut short; a list as a key; nested too deep
-        out = run([sys.executable, "-m", "fairseq_syntax.studies.run_options", str(log), "seed=1"], check=False)
+        out = run([sys.executable, "-m", "examples.studies.run_options", str(log), "seed=1"], check=False)
         assert out.returncode == 1 and f"{log}: line 1: a fairseq configuration that does not parse" in out.stderr
 
 

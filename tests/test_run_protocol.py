@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from fairseq_syntax.studies.run_protocol import NotOfTable, refusal, seed_of, split_run, write_or_check
+from examples.studies.run_protocol import NotOfTable, refusal, seed_of, split_run, write_or_check
 
 from .conftest import ROOT, run, study_script
 
@@ -187,7 +187,7 @@ def test_a_trial_into_a_tables_folder_stops_before_any_work(tmp_path, script, ar
 def test_a_runs_record_holds_what_shaped_it_and_the_summary_holds_it_to_the_table(tmp_path):
     import re
 
-    from fairseq_syntax.studies.run_record import data_fingerprint, write_record
+    from examples.studies.run_record import data_fingerprint, write_record
 
     data = tmp_path / "bin"
     data.mkdir()

@@ -1,9 +1,9 @@
-"""The statistics of the summaries (fairseq_syntax/studies/seed_statistics.py), each worked by hand or against scipy."""
+"""The statistics of the summaries (examples/studies/seed_statistics.py), each worked by hand or against scipy."""
 import math
 
 import pytest
 
-from fairseq_syntax.studies.seed_statistics import detectable_difference, format_p, holm, pooled_sd, seed_test, welch_interval
+from examples.studies.seed_statistics import detectable_difference, format_p, holm, pooled_sd, seed_test, welch_interval
 
 
 def test_holm_steps_down_and_never_lets_a_larger_p_fall_below_a_smaller_ones():
@@ -48,7 +48,7 @@ def test_seed_test_is_welchs_t_test_worked_by_hand():
 def test_mcnemar_p_is_exact_and_never_printed_as_zero():
     """Hand-worked: 0 against 5 discordant pairs is 2 * (1/2)^5; 418 against 243 (the converged seed-1 pair) is
     about 1e-11, which four decimals would print as 0.0000."""
-    from fairseq_syntax.studies.seed_statistics import mcnemar_exact
+    from examples.studies.seed_statistics import mcnemar_exact
 
     assert mcnemar_exact(0, 5) == 2 / 32 and mcnemar_exact(5, 0) == 2 / 32
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
@@ -66,7 +66,7 @@ def test_matthews_and_the_paired_bootstrap():
     from sklearn.metrics import matthews_corrcoef
 
     from fairseq_syntax.metrics import matthews
-    from fairseq_syntax.studies.seed_statistics import paired_bootstrap
+    from examples.studies.seed_statistics import paired_bootstrap
 
     rng = np.random.default_rng(0)
     for k in (2, 3):

@@ -126,7 +126,7 @@ def test_summary_says_which_runs_trained_on_a_gpu_and_refuses_two_precisions(tmp
 
 
 def test_a_difference_that_rounds_to_zero_has_no_sign():
-    from fairseq_syntax.studies.seed_statistics import format_seed_test, signed
+    from examples.studies.seed_statistics import format_seed_test, signed
 
     assert [signed(-0.004), signed(0.004), signed(0.0), signed(-0.006), signed(1.234)] == \
         ["0.00", "0.00", "0.00", "-0.01", "+1.23"]

@@ -8,8 +8,8 @@ import sys
 import pytest
 import torch
 
-from fairseq_syntax.studies.readme_block import check_block, replace_block
-from fairseq_syntax.studies.seed_statistics import format_p
+from examples.studies.readme_block import check_block, replace_block
+from examples.studies.seed_statistics import format_p
 
 from .conftest import ROOT, run, study_script
 from .run_files import GPU_LINES, config_line, multi30k_folders, valid_line, write_converged_run

@@ -25,7 +25,7 @@ from fairseq_syntax.pipeline.jobs import JobPool  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
-from fairseq_syntax.studies.runs import console_env, lock_run, no_quick_study, same_run, user_dir  # noqa: E402
+from examples.studies.runs import console_env, lock_run, no_quick_study, same_run, user_dir  # noqa: E402
 
 ARCHS = ("roberta_baseline_small", "roberta_sgnet_small", "roberta_sla_small")
 TASKS = ("CoLA", "SST-2")

@@ -54,13 +54,13 @@ from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
-from fairseq_syntax.studies.early_stopping import fairseq_best, validations  # noqa: E402
-from fairseq_syntax.studies.result_files import describe as describe_results  # noqa: E402
-from fairseq_syntax.studies.run_record import write_record  # noqa: E402
-from fairseq_syntax.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
+from examples.studies.early_stopping import fairseq_best, validations  # noqa: E402
+from examples.studies.result_files import describe as describe_results  # noqa: E402
+from examples.studies.run_record import write_record  # noqa: E402
+from examples.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
                                          no_quick_study, same_run, user_dir)
-from fairseq_syntax.studies.table_protocol import METRIC, SCORED_SPLIT, write_or_check  # noqa: E402
-from fairseq_syntax.studies.training_log import open_log, pace  # noqa: E402
+from examples.studies.table_protocol import METRIC, SCORED_SPLIT, write_or_check  # noqa: E402
+from examples.studies.training_log import open_log, pace  # noqa: E402
 
 SYSTEMS = {  # what each system's fairseq-train command differs in
     "baseline": ["--arch", "roberta_baseline_small"],
@@ -83,20 +83,19 @@ TASK_ARGS = {  # the task, criterion and best-checkpoint metric (a pair: BERT's 
               "--best-checkpoint-metric", "pearson"],
 }
 # Each table: its tasks, its systems, the controls and the tasks they run on, the budgets in updates of 32
-# (examples/encoders/README.md, "Budget"), its study name, README block and summarizer.
+# (examples/encoders/README.md, "Budget"), its study name and README block (summarize_sla_table.py --table N).
 TABLES = {
     "1": {"tasks": ("CoNLL-2003", "CoLA", "SST-2"), "systems": tuple(SYSTEMS),
           "controls": {"sgnet_nomask": ("CoNLL-2003",), "sgnet_random_trees": ("CoNLL-2003",),
                        "sla_random_trees": ("CoNLL-2003",)},
           # CoLA 9 epochs, SST-2 2, CoNLL-2003 5
           "updates": {"CoLA": "2400", "SST-2": "4200", "CoNLL-2003": "2200"},
-          "study": "sla_table", "block": "sla-table-summary", "summarizer": "examples/encoders/summarize_sla_table.py"},
+          "study": "sla_table", "block": "sla-table-summary"},
     "2": {"tasks": ("RTE", "MRPC", "STS-B"), "systems": ("baseline", "wla", "sla", "sgnet", "sla_random_trees"),
           "controls": {"sla_random_trees": ("MRPC", "STS-B")},
           # RTE 10 epochs, MRPC 5, STS-B 5
           "updates": {"RTE": "780", "MRPC": "580", "STS-B": "900"},
-          "study": "sla_table2", "block": "sla-table2-summary",
-          "summarizer": "examples/encoders/summarize_sla_table2.py"},
+          "study": "sla_table2", "block": "sla-table2-summary"},
 }
 ALL_SEEDS = [1, 2, 3, 4, 5]  # the table's, whatever a call asks for
 HINT = "Give another --out and --checkpoints, or remove that run's results and checkpoints to train it again"
@@ -209,7 +208,8 @@ def main(argv):
         for r in runs:  # runs finished by an older copy of this script
             if not sla_gates(None, *r):
                 raise Stop("the gate values failed")
-        run_tool([sys.executable, table["summarizer"], "--results", res, "--planned",
+        run_tool([sys.executable, "examples/encoders/summarize_sla_table.py", "--table", o["table"], "--results", res,
+                  "--planned",
              *[name_of(*r) for r in runs], *(["--readme", readme] if readme else [])], env=env)
 
     if mode == "summary":

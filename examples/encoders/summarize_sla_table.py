@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""The SLA paper's Table 1 from the runs of examples/encoders/reproduce_sla_table.sh: per task and system the mean ±
-std over seeds and each seed's score, each seed's paired test against the baseline of the same seed (exact McNemar
-for SST-2 accuracy, a paired bootstrap over sentences for CoLA's MCC and CoNLL-2003's entity F1), Welch's t-test
-over seeds, the paper's numbers beside ours, and the dev curves that show where the baseline stopped improving.
+"""The SLA paper's Table 1 or 2 from the runs of examples/encoders/reproduce_sla_table.sh: per task and system the
+mean ± std over seeds and each seed's score, each seed's paired test against the baseline of the same seed (exact
+McNemar for accuracy: SST-2, RTE, MRPC; a paired bootstrap over sentences for CoLA's MCC, CoNLL-2003's entity F1 and
+STS-B's Pearson), Welch's t-test over seeds, the paper's numbers beside ours, and the dev curves that show where the
+baseline stopped improving.
 
-    python examples/encoders/summarize_sla_table.py --results results/encoders_table1 [--readme examples/encoders/README.md]
+    python examples/encoders/summarize_sla_table.py [--table 1|2] --results results/encoders_table1
+                                                    [--readme examples/encoders/README.md]
 
 Writes summary.json and summary.md into --results, validation_curves.png and sla_gates.png (the mean SLA and WLA
 gate per layer, the paper's Figure 2, from each run's .gates.json) beside them (with matplotlib), and the table into
-the README's ``sla-table-summary`` block.
+the README's ``sla-table-summary`` block (Table 2: ``sla-table2-summary``).
 """
 from __future__ import annotations
 
@@ -20,17 +22,18 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for examples.studies
 from fairseq_syntax.arg_types import int_at_least
-from fairseq_syntax.metrics import f1, matthews, spans
+from fairseq_syntax.metrics import f1, matthews, pearson, spans
 from fairseq_syntax.pipeline.atomic import atomic_path
-from fairseq_syntax.studies.early_stopping import validations
-from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
-from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
-from fairseq_syntax.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm,
+from examples.studies.early_stopping import validations
+from examples.studies.readme_block import exit_unless_block, replace_block
+from examples.studies.result_files import percent, read_json, read_jsonl
+from examples.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm,
                                                     mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
                                                     signed, significant, welch_interval)
-from fairseq_syntax.studies.table_protocol import METRIC, TASKS, read_protocol, refusal  # noqa: F401 (the tests read them here)
-from fairseq_syntax.studies.training_log import one_setup, training_setup
+from examples.studies.table_protocol import METRIC, PAIR_TASKS, TASKS, read_protocol, refusal  # noqa: F401 (the tests read them here)
+from examples.studies.training_log import one_setup, training_setup
 
 SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+ WLA (window i ± 3)",
            "sla": "+ SLA (tree distance ≤ 3)", "sgnet": "SG-Net (roberta_sgnet_small)",
@@ -49,6 +52,19 @@ def references(system: str) -> list[str]:
 # the paper's Table 1, BERT-base (cased for NER), mean of 5 runs: CoLA MCC, SST-2 accuracy, CoNLL-2003 P / R / F1
 PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3, 92.9, 92.1)),
          "sla": (60.0, 93.3, (91.5, 92.9, 92.2)), "sgnet": (59.2, 93.1, (90.9, 92.6, 91.7))}
+# the paper's Table 2, BERT-base against + SLA on dev: QNLI, RTE, MRPC accuracy, STS-B Pearson
+PAPER2 = {"baseline": (91.7, 68.6, 87.3, 89.5), "sla": (91.4, 67.8, 88.5, 89.9)}
+PAPER2_TASKS = ("QNLI", "RTE", "MRPC", "STS-B")
+# what each table reads beside its main score (their means are in the table)
+SECONDARY = {"CoNLL-2003": ("precision", "recall"), "MRPC": ("f1",), "STS-B": ("spearman",)}
+# Each table: its tasks in column order, the task its controls run on, its README block, and its words
+TABLES = {
+    "1": {"tasks": TASKS, "control_tasks": ("CoNLL-2003",), "block": "sla-table-summary", "paper": PAPER,
+          "results": "results/encoders_table1"},
+    "2": {"tasks": PAIR_TASKS, "control_tasks": ("MRPC", "STS-B"), "block": "sla-table2-summary", "paper": PAPER2,
+          "results": "results/encoders_table2"},
+}
+TASK_OF_TABLE = {task: name for name, spec in TABLES.items() for task in spec["tasks"]}
 
 
 def interval(ci: list[float], paper: float | None) -> str:
@@ -61,7 +77,9 @@ def interval(ci: list[float], paper: float | None) -> str:
 
 
 def paper_score(system: str, task: str) -> float:
-    """The paper's Table 1 number for one cell (CoNLL-2003: F1)."""
+    """The paper's number for one cell (Table 1's CoNLL-2003: F1)."""
+    if task in PAIR_TASKS:
+        return PAPER2[system][PAPER2_TASKS.index(task)]
     score = PAPER[system][TASKS.index(task)]
     return score[2] if task == "CoNLL-2003" else score
 
@@ -77,6 +95,9 @@ def item_metric(task: str, rows: list[dict]):
         counts = np.array([(len(spans(r["gold"]) & spans(r["pred"])), len(spans(r["pred"])), len(spans(r["gold"])))
                            for r in rows], dtype=np.int64)
         return counts, lambda c, idx: f1(*c[idx].sum(0))
+    if METRIC[task] == "pearson":  # a regression: gold and predicted scores
+        scores = np.array([(r["gold"], r["pred"]) for r in rows], dtype=np.float64)
+        return scores, lambda p, idx: pearson(p[idx, 0], p[idx, 1])
     names = sorted({r["gold"] for r in rows} | {r["pred"] for r in rows})
     pairs = np.array([(names.index(r["gold"]), names.index(r["pred"])) for r in rows])
     if task == "CoLA":
@@ -89,7 +110,7 @@ def paired(task: str, a: list[dict], b: list[dict], n_boot: int, names: tuple[st
         at = next((i for i, (x, y) in enumerate(zip(a, b)) if x["gold"] != y["gold"]), min(len(a), len(b)))
         raise ValueError(f"{task}: {names[0]} ({len(a)} sentences) and {names[1]} ({len(b)}) were scored against "
                          f"different gold labels, from sentence {at} on (their .pred.jsonl.gz): not the same split")
-    if task == "SST-2":  # accuracy: exact McNemar on the sentences only one of the two gets right
+    if METRIC[task] == "accuracy":  # exact McNemar on the sentences only one of the two gets right
         only_a = sum(x["correct"] and not y["correct"] for x, y in zip(a, b))
         only_b = sum(y["correct"] and not x["correct"] for x, y in zip(a, b))
         return {"test": "mcnemar", "only_this": only_a, "only_that": only_b, "p": significant(mcnemar_exact(only_a, only_b))}
@@ -124,7 +145,7 @@ def summarize(results: Path, n_boot: int) -> dict:
         where.setdefault(e.get("device", "cpu"), []).append(name)
         runs.setdefault(e["task"], {}).setdefault(e["system"], {})[e["seed"]] = {
             "score": round(e[e["metric"]], 2), "_score": e[e["metric"]], "metric": e["metric"], "split": e["split"],
-            **({"precision": round(e["precision"], 2), "recall": round(e["recall"], 2)} if e["metric"] == "f1" else {}),
+            **{k: round(percent(ev, e.get(k), k), 2) for k in SECONDARY.get(e["task"], ())},
             "best_update": e.get("best_update"), "max_update": e["max_update"], "device": e.get("device", "cpu"),
             "trained": setup, "curve": curve(log, e["metric"]) if log.exists() else [],
             "_rows": read_jsonl(Path(f"{stem}.pred.jsonl.gz"))}
@@ -140,9 +161,8 @@ def summarize(results: Path, n_boot: int) -> dict:
             row = {"seeds": sorted(seeds), "scores": [seeds[s]["score"] for s in sorted(seeds)],
                    "mean": round(statistics.mean(exact), 2),
                    "std": round(statistics.stdev(exact), 2) if len(exact) > 1 else None}
-            if task == "CoNLL-2003":
-                for k in ("precision", "recall"):
-                    row[k] = round(statistics.mean(seeds[s][k] for s in seeds), 2)
+            for k in SECONDARY.get(task, ()):
+                row[k] = round(statistics.mean(seeds[s][k] for s in seeds), 2)
             for ref in references(system):
                 if ref == system or ref not in systems:
                     continue
@@ -198,6 +218,8 @@ def cell(row: dict | None, task: str) -> str:
     s = f"{row['mean']:.2f}" + (f" ± {row['std']:.2f}" if row["std"] is not None else "") + f" ({len(row['scores'])})"
     if task == "CoNLL-2003":
         s = f"{row['precision']:.1f} / {row['recall']:.1f} / " + s
+    elif task in SECONDARY:  # MRPC's F1, STS-B's Spearman, after the main score
+        s += "".join(f" / {row[k]:.1f}" for k in SECONDARY[task])
     return s
 
 
@@ -245,42 +267,70 @@ def trained_on(summary: dict) -> str:
     return f"Trained in {precision}: " + ", ".join(parts) + "."
 
 
-def markdown(summary: dict, planned: list[str] | None) -> str:
+# Table 2's words where they differ from Table 1's
+TABLE2_INTRO = ("MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the "
+                "paper's BERT-base, on sentence pairs read as BERT reads them ([CLS] a [SEP] b [SEP], the second text "
+                "of token type 1), each text parsed on its own. Best checkpoint by dev score (validated evenly over each "
+                "run and at each epoch's end), scored on dev as the paper does: RTE accuracy, MRPC accuracy / F1 of the "
+                "paraphrase class, STS-B Pearson / Spearman (×100). Mean ± sample std over seeds, (seeds). Welch: the "
+                "difference of the means against the baseline and Welch's t-test p over seeds (a control: against the "
+                "system it controls, in the control columns). QNLI: its train split is not available offline, so it is "
+                "not run; the paper's QNLI is in the last column.")
+TABLE2_HEADER = ("| system | RTE acc. | MRPC acc. / F1 | STS-B Pearson / Spearman | RTE Δ (Welch) | MRPC Δ (Welch) | "
+                 "STS-B Δ (Welch) | control Δ vs its system: MRPC / STS-B (Welch) | paper: QNLI / RTE / MRPC / STS-B |")
+
+
+def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
     t = summary["table"]
+    spec = TABLES[table]
+    tasks, paper_table = spec["tasks"], spec["paper"]
     done = {f"{task}_{system}_seed{seed}" for task, sy in t.items() for system, r in sy.items()
             for seed in r["seeds"]}
-    out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the paper's "
-           "BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run and at each epoch's "
-           "end); CoLA MCC and SST-2 accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
-           "over seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
-           "seeds (a control: against the system it controls, in the last column).", trained_on(summary), "",
-           "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    if table == "1":
+        out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the paper's "
+               "BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run and at each epoch's "
+               "end); CoLA MCC and SST-2 accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
+               "over seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
+               "seeds (a control: against the system it controls, in the last column).", trained_on(summary), "",
+               "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
+               "|---|---|---|---|---|---|---|---|---|"]
+    else:
+        out = [TABLE2_INTRO, trained_on(summary), "", TABLE2_HEADER, "|---|---|---|---|---|---|---|---|---|"]
     if summary.get("refused"):  # said before the table, so nobody reads it as holding them
         out[1:1] = [" ".join(["**Not in the table** (not of its protocol):"] +
                              [f"{name}: {why};" for name, why in sorted(summary["refused"].items())])]
     for system, label in SYSTEMS.items():
-        rows = {task: t.get(task, {}).get(system) for task in TASKS}
+        rows = {task: t.get(task, {}).get(system) for task in tasks}
         if not any(rows.values()):
             continue
         deltas = [format_seed_test(rows[task]["vs_baseline"]["welch"]) if rows[task] and "vs_baseline" in rows[task]
-                  else "–" for task in TASKS]
-        ctrl = rows["CoNLL-2003"]
+                  else "–" for task in tasks]
         ref = CONTROL_OF.get(system)
-        cdelta = format_seed_test(ctrl[f"vs_{ref}"]["welch"]) if ref and ctrl and f"vs_{ref}" in ctrl else "–"
-        paper = PAPER.get(system)
-        out.append(f"| {label} | " + " | ".join(cell(rows[task], task) for task in TASKS) + " | " + " | ".join(deltas)
-                   + f" | {cdelta} | " + (f"{paper[0]} / {paper[1]} / {paper[2][2]}" if paper else "–") + " |")
+        cdelta = " / ".join(format_seed_test(rows[c][f"vs_{ref}"]["welch"]) if ref and rows[c] and f"vs_{ref}" in rows[c]
+                            else "–" for c in spec["control_tasks"])
+        cdelta = "–" if set(cdelta.split(" / ")) == {"–"} else cdelta
+        paper = paper_table.get(system)
+        if table == "1":
+            paper_cells = f"{paper[0]} / {paper[1]} / {paper[2][2]}" if paper else "–"
+        else:
+            paper_cells = " / ".join(map(str, paper)) if paper else "–"
+        out.append(f"| {label} | " + " | ".join(cell(rows[task], task) for task in tasks) + " | " + " | ".join(deltas)
+                   + f" | {cdelta} | " + paper_cells + " |")
+    if table == "1":
+        tests = ("(SST-2: sentences only this / only the baseline gets right, exact McNemar p; CoLA and CoNLL-2003: the "
+                 "difference and a paired bootstrap p over sentences")
+    else:
+        tests = ("(RTE and MRPC: pairs only this / only the baseline gets right, exact McNemar p; STS-B: the "
+                 "difference in Pearson and a paired bootstrap p over pairs")
     out += ["", "Per seed: each seed's score and, in brackets, its paired test against the baseline of the same seed "
-            "(SST-2: sentences only this / only the baseline gets right, exact McNemar p; CoLA and CoNLL-2003: the "
-            f"difference and a paired bootstrap p over sentences, {summary['paired_bootstrap_resamples']:,} "
+            f"{tests}, {summary['paired_bootstrap_resamples']:,} "
             "resamples); a control also against the system it controls (vs sgnet, vs sla):", "",
-            "| system | CoLA | SST-2 | CoNLL-2003 |", "|---|---|---|---|"]
+            "| system | " + " | ".join(tasks) + " |", "|---|" + "---|" * len(tasks)]
     for system, label in SYSTEMS.items():
-        if not any(t.get(task, {}).get(system) for task in TASKS):
+        if not any(t.get(task, {}).get(system) for task in tasks):
             continue
         out.append(f"| {label} | " + " | ".join(per_seed(t.get(task, {}).get(system), references(system))
-                                                for task in TASKS) + " |")
+                                                for task in tasks) + " |")
     out += ["", f"**Reading** (told apart: Welch p < 0.05 over seeds, at least {READ_AT} seeds a side; with 2 a side "
             "Welch's p is printed but not read, because two seeds that happen to agree make a system's spread look "
             "smaller than it is. Each seed that lands is another look at the same question, so a p near 0.05 before "
@@ -288,7 +338,7 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
             "in the table: among that many tests a p below 0.05 comes by chance now and then, and only a Holm p below "
             "0.05 stands for the table as a whole. Then Welch's 95% interval of the difference: the differences the seeds "
             "leave possible, and where the paper's difference from its BERT falls against it):", ""]
-    for task in TASKS:
+    for task in tasks:
         untested = []  # one line per task for the pairs with too few seeds, not one line each
         for system in SYSTEMS:
             row = t.get(task, {}).get(system, {})
@@ -313,25 +363,27 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
                                + ("told apart" if w["welch_p"] < 0.05 else "not told apart")
                                + (", but not by Holm's p" if w["welch_p"] < 0.05 <= w["holm_p"] else "")
                                + interval(w["ci95"], paper_score(system, task) - paper_score("baseline", task)
-                                          if ref == "baseline" and system in PAPER else None))
+                                          if ref == "baseline" and system in paper_table else None))
                 out.append(f"- {task}, {SYSTEMS[system]} against {SYSTEMS[ref]}: {verdict}; paired p < 0.05 on "
                            f"{below} of {len(seeds)} seeds.")
         if untested:
             out.append(f"- {task}, not yet tested over seeds (fewer than 2 seeds a side); the seeds with a paired "
                        f"p < 0.05: " + ", ".join(untested) + ".")
     if summary.get("detectable"):
+        compared = [s for s in ("wla", "sla", "sgnet") if s in paper_table]
         out += ["", f"What {SEEDS_PLANNED} seeds a side can decide: the smallest difference Welch's test finds with "
                 f"80% power (two-sided 0.05, equal spreads), from the seeds' spread so far (pooled over the systems, "
-                "each around its own mean), beside the paper's differences from its BERT (WLA, SLA, SG-Net):", ""]
-        for task in TASKS:
+                "each around its own mean), beside the paper's differences from its BERT ("
+                + ", ".join(SHORT[s] for s in compared) + "):", ""]
+        for task in tasks:
             d = summary["detectable"].get(task)
             if d:
                 paper = ", ".join(signed(paper_score(s, task) - paper_score("baseline", task), "+.1f")
-                                  for s in ("wla", "sla", "sgnet"))
-                name = {"mcc": "MCC", "accuracy": "accuracy", "f1": "F1"}[METRIC[task]]
+                                  for s in compared)
+                name = {"mcc": "MCC", "accuracy": "accuracy", "f1": "F1", "pearson": "Pearson"}[METRIC[task]]
                 out.append(f"- {task} {name}: spread {d['pooled_sd']:.2f} ({d['df']} df), so a difference of "
                            f"{d['difference']:.2f}; the paper's {paper}.")
-    gated = [(task, system, row["gates"]) for task in TASKS for system, row in t.get(task, {}).items() if "gates" in row]
+    gated = [(task, system, row["gates"]) for task in tasks for system, row in t.get(task, {}).items() if "gates" in row]
     if gated:
         layers = len(gated[0][2]["mean"])
         out += ["", "Mean gate g per layer (the SLA paper's Figure 2; g near 1: the layer reads its local neighbourhood, "
@@ -347,7 +399,7 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
             if "token_std" in g:
                 out.append("| | spread over tokens | " + " | ".join(f"{sd:.3f}" for sd in g["token_std"]) + " | |")
     out += ["", "Dev curves (mean over seeds; the baseline must have stopped improving before the budget ends):", ""]
-    for task in TASKS:
+    for task in tasks:
         base = t.get(task, {}).get("baseline")
         if base and base["dev_curve_mean"]:
             c = base["dev_curve_mean"]
@@ -364,12 +416,12 @@ def markdown(summary: dict, planned: list[str] | None) -> str:
     return "\n".join(out) + "\n"
 
 
-def plot(summary: dict, path: Path) -> None:
+def plot(summary: dict, path: Path, table: str = "1") -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tasks = [task for task in TASKS if task in summary["table"]]
+    tasks = [task for task in TABLES[table]["tasks"] if task in summary["table"]]
     if not tasks:
         return
     fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.5), squeeze=False)
@@ -387,13 +439,13 @@ def plot(summary: dict, path: Path) -> None:
         fig.savefig(tmp, format="png", dpi=100, metadata={"Software": None})
 
 
-def plot_gates(summary: dict, path: Path) -> None:
+def plot_gates(summary: dict, path: Path, table: str = "1") -> None:
     """The SLA paper's Figure 2: mean gate per layer, WLA against SLA (and SLA on random trees), one panel a task."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tasks = [task for task in TASKS if any("gates" in row for row in summary["table"].get(task, {}).values())]
+    tasks = [task for task in TABLES[table]["tasks"] if any("gates" in row for row in summary["table"].get(task, {}).values())]
     if not tasks:
         return
     style = {"wla": ("tab:blue", "-"), "sla": ("tab:red", "-"), "sla_random_trees": ("tab:gray", "--")}
@@ -419,14 +471,18 @@ def plot_gates(summary: dict, path: Path) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--results", type=Path, default=Path(__file__).resolve().parents[2] / "results/encoders_table1")
-    p.add_argument("--readme", type=Path, default=None, help="also write the table into this file's sla-table-summary block")
+    p.add_argument("--table", choices=sorted(TABLES), default="1", help="the paper's table (default 1)")
+    p.add_argument("--results", type=Path, default=None, help="the runs' folder (default results/encoders_tableN)")
+    p.add_argument("--readme", type=Path, default=None,
+                   help="also write the table into this file's sla-table-summary (Table 2: sla-table2-summary) block")
     p.add_argument("--planned", nargs="+", default=None, metavar="TASK_SYSTEM_seedN",
                    help="the runs the reproduction plans (CoLA_sla_seed1 ...): the summary says how many are finished")
     p.add_argument("--bootstrap", type=int_at_least(10), default=1000, help="paired bootstrap resamples (at least 10; "
                    "p cannot fall below 1/N)")
     a = p.parse_args(argv)
-    exit_unless_block(p, a.readme, "sla-table-summary")  # answered before any work, not after it
+    spec = TABLES[a.table]
+    a.results = a.results or Path(__file__).resolve().parents[2] / spec["results"]
+    exit_unless_block(p, a.readme, spec["block"])  # answered before any work, not after it
     if not a.results.is_dir():
         p.exit(1, f"summarize_sla_table.py: error: {a.results}: no such folder\n")
     if not any(a.results.glob("*.eval.json")):
@@ -436,18 +492,18 @@ def main(argv=None) -> int:
         summary = summarize(a.results, a.bootstrap)
     except (ValueError, FileNotFoundError) as e:
         p.exit(1, f"summarize_sla_table.py: error: {e}\n")
-    md = markdown(summary, a.planned)
+    md = markdown(summary, a.planned, a.table)
     for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", md)):
         with atomic_path(str(a.results / name)) as tmp:
             Path(tmp).write_text(text, encoding="utf-8")
     try:
-        plot(summary, a.results / "validation_curves.png")
-        plot_gates(summary, a.results / "sla_gates.png")
+        plot(summary, a.results / "validation_curves.png", a.table)
+        plot_gates(summary, a.results / "sla_gates.png", a.table)
     except ImportError:
         print("summarize_sla_table.py: matplotlib is not installed; no validation_curves.png or sla_gates.png",
               file=sys.stderr)
     if a.readme:
-        replace_block(a.readme, "sla-table-summary", md)
+        replace_block(a.readme, spec["block"], md)
     print(md)
     return 0
 

@@ -19,7 +19,7 @@ two runs side by side, the cores split among them. A finished run (its .eval.jso
 so the script resumes; a stopped run continues from checkpoint_last. One made with other options (its log's
 fairseq configuration, or where the stopping rule ends it) stops the script before anything trains.
 --converge trains until valid accuracy has not improved for --patience validations (one every
---valid-interval updates; capped at --max-update), decided from the whole log by fairseq_syntax/studies/early_stopping.py,
+--valid-interval updates; capped at --max-update), decided from the whole log by examples/studies/early_stopping.py,
 so an interrupted run stops where an uninterrupted one would. --tag prefixes the run names (e.g. converged).
 The summary's table also goes into examples/lambada/README.md's lambada-summary block (--readme FILE for another file; with
 --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
@@ -29,7 +29,7 @@ and trains nothing. --snapshot trains nothing either: it scores the best checkpo
 not finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed budgets,
 not converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package
 are only importable (a lent GPU, ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts
-(fairseq_syntax/studies/runs.py).
+(examples/studies/runs.py).
 A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 """
 import glob
@@ -44,12 +44,12 @@ from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
-from fairseq_syntax.studies import early_stopping, run_protocol  # noqa: E402
-from fairseq_syntax.studies.result_files import describe as describe_results  # noqa: E402
-from fairseq_syntax.studies.run_record import write_record  # noqa: E402
-from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
+from examples.studies import early_stopping, run_protocol  # noqa: E402
+from examples.studies.result_files import describe as describe_results  # noqa: E402
+from examples.studies.run_record import write_record  # noqa: E402
+from examples.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
                                          require_gpu, same_run, user_dir)
-from fairseq_syntax.studies.training_log import open_log  # noqa: E402
+from examples.studies.training_log import open_log  # noqa: E402
 
 RUNS = {  # the arch and supervision of a named run
     "bidaf": ["--arch", "bidaf", "--signals", "none"],

@@ -18,10 +18,11 @@ reported as a fixed budget, not as converged. Each run's precision and device co
 log (training_log.py); runs of different precisions are refused rather than averaged. Under the table, a reading
 says the same in words for each supervised system (told apart or not at p < ALPHA), so prose beside the table never
 keeps old numbers. Writes ``summary.json`` and ``summary.md``; with ``--readme`` the table and its reading also go
-into that file's ``lambada-summary`` block (fairseq_syntax/studies/readme_block.py).
+into that file's ``lambada-summary`` block (examples/studies/readme_block.py).
 """
 from __future__ import annotations
 
+import sys
 import argparse
 import itertools
 import json
@@ -29,14 +30,15 @@ import re
 import statistics
 from pathlib import Path
 
-from fairseq_syntax.studies.early_stopping import convergence
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for examples.studies
+from examples.studies.early_stopping import convergence
 from fairseq_syntax.pipeline.atomic import atomic_path
-from fairseq_syntax.studies.readme_block import exit_unless_block, has_block, replace_block
-from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
-from fairseq_syntax.studies.run_protocol import admit, read_protocol, refused_line
-from fairseq_syntax.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
+from examples.studies.readme_block import exit_unless_block, has_block, replace_block
+from examples.studies.result_files import percent, read_json, read_jsonl
+from examples.studies.run_protocol import admit, read_protocol, refused_line
+from examples.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
                                                     signed, significant, welch_interval)
-from fairseq_syntax.studies.training_log import one_setup, training_setup
+from examples.studies.training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
 SIGNALS = ("corefall", "depparse", "corefprev", "corefnext", "narrative")  # reproduce.sh's supervised run suffixes

@@ -47,11 +47,11 @@ from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, parse  # noqa: E402
-from fairseq_syntax.studies import early_stopping, run_protocol  # noqa: E402
-from fairseq_syntax.studies.run_record import write_record  # noqa: E402
-from fairseq_syntax.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
+from examples.studies import early_stopping, run_protocol  # noqa: E402
+from examples.studies.run_record import write_record  # noqa: E402
+from examples.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
                                          require_gpu, same_run, user_dir)
-from fairseq_syntax.studies.training_log import open_log  # noqa: E402
+from examples.studies.training_log import open_log  # noqa: E402
 
 RUNS = ("vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1 "
         "sgnet_random_trees:2 vanilla_plus1:2 sgnet_learn_alpha:1 sgnet_learn_alpha:2 sgnet_first_head:1 "
@@ -268,7 +268,7 @@ def main(argv):
             if "--sgnet-learn-alpha" in flags:  # the α it learned (checkpoints are not committed)
                 os.makedirs(f"{res}/learned_alpha", exist_ok=True)
                 with atomic_path(f"{res}/learned_alpha/{system}_seed{seed}.json") as tmp, open(tmp, "wb") as out:
-                    if pool.run([sys.executable, "-m", "fairseq_syntax.studies.learned_alpha",
+                    if pool.run([sys.executable, "-m", "examples.studies.learned_alpha",
                                  f"{ck}/checkpoint_best.pt"], env=env, stdout=out):
                         raise Stop(f"reading the learned alpha of {ck} failed")
             log(f"[reproduce] {system} seed {seed} scored on: {' '.join(splits)} ")

@@ -3,7 +3,7 @@
     python examples/multi30k/summarize.py --data work/multi30k --results results/multi30k
 
 Writes ``summary.json`` and ``summary.md`` into --results, and with ``--readme`` the mean ± std table into the
-README's ``multi30k-summary`` block (fairseq_syntax/studies/readme_block.py). Each run's convergence (epochs, best epoch and
+README's ``multi30k-summary`` block (examples/studies/readme_block.py). Each run's convergence (epochs, best epoch and
 update by validation loss, why it stopped) is read from its compressed training log; scores come from the
 hypotheses in ``hyp/`` against the raw references of every test set in ``testsets.tsv``. Per system and test
 set: mean ± sample std over seeds; per seed: the paired bootstrap p against vanilla of the same seed
@@ -15,7 +15,7 @@ the parse is what matters, vanilla + 1 layer against SG-Net whether the extra la
 runs (stopped by patience or the update cap) are scored; ``--planned`` (the reproduce script's runs) says which
 are still missing. Each run's precision and device come from its log (training_log.py); runs trained in
 different precisions are refused rather than averaged. The α a learned-α run settled on comes from
-``learned_alpha/`` (written by the reproduce script with fairseq_syntax/studies/learned_alpha.py).
+``learned_alpha/`` (written by the reproduce script with examples/studies/learned_alpha.py).
 """
 from __future__ import annotations
 
@@ -25,14 +25,15 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for examples.studies
 from fairseq_syntax.arg_types import int_at_least
-from fairseq_syntax.studies.early_stopping import convergence
+from examples.studies.early_stopping import convergence
 from fairseq_syntax.pipeline.atomic import atomic_path
-from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
-from fairseq_syntax.studies.run_protocol import admit, read_protocol, refused_line, split_run
-from fairseq_syntax.studies.result_files import read_json, read_lines
-from fairseq_syntax.studies.seed_statistics import format_seed_test, seed_test
-from fairseq_syntax.studies.training_log import one_setup, training_setup
+from examples.studies.readme_block import exit_unless_block, replace_block
+from examples.studies.run_protocol import admit, read_protocol, refused_line, split_run
+from examples.studies.result_files import read_json, read_lines
+from examples.studies.seed_statistics import format_seed_test, seed_test
+from examples.studies.training_log import one_setup, training_setup
 
 PROG = "examples/multi30k/summarize.py"
 BASELINE = "vanilla"
@@ -67,7 +68,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
         conv = convergence(str(log), "loss", patience, max_update, min_delta=min_delta)
         run = runs.setdefault(system, {})[seed] = {"convergence": conv, "training": training_setup(str(log)),
                                                    "scores": {}}
-        alpha = results / "learned_alpha" / f"{system}_seed{seed}.json"  # written by fairseq_syntax/studies/learned_alpha.py
+        alpha = results / "learned_alpha" / f"{system}_seed{seed}.json"  # written by examples/studies/learned_alpha.py
         if conv["stopped"] and alpha.exists():
             run["learned_alpha"] = read_json(alpha)
     trained = one_setup({f"{s} seed {k}": r["training"] for s, seeds in runs.items() for k, r in seeds.items()

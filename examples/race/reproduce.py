@@ -45,10 +45,10 @@ from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
-from fairseq_syntax.studies import run_protocol  # noqa: E402
-from fairseq_syntax.studies.result_files import read_json  # noqa: E402
-from fairseq_syntax.studies.run_record import write_record  # noqa: E402
-from fairseq_syntax.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
+from examples.studies import run_protocol  # noqa: E402
+from examples.studies.result_files import read_json  # noqa: E402
+from examples.studies.run_record import write_record  # noqa: E402
+from examples.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
                                          no_quick_study, require_gpu, same_run, user_dir)
 
 SYSTEMS = {

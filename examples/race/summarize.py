@@ -11,16 +11,18 @@ reading, here on RACE); with ``--readme`` the table also goes into that file's `
 """
 from __future__ import annotations
 
+import sys
 import argparse
 import json
 import statistics
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for examples.studies
 from fairseq_syntax.pipeline.atomic import atomic_path
-from fairseq_syntax.studies.readme_block import exit_unless_block, replace_block
-from fairseq_syntax.studies.result_files import percent, read_json, read_jsonl
-from fairseq_syntax.studies.run_protocol import admit, read_protocol, refused_line, split_run
-from fairseq_syntax.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
+from examples.studies.readme_block import exit_unless_block, replace_block
+from examples.studies.result_files import percent, read_json, read_jsonl
+from examples.studies.run_protocol import admit, read_protocol, refused_line, split_run
+from examples.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
 PROG = "examples/race/summarize.py"
 ORDER = ["baseline", "sgnet", "sgnet_alone", "sgnet_nomask", "sgnet_random_trees", "sgnet_2layers",

@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..pipeline.atomic import write_text
+from fairseq_syntax.pipeline.atomic import write_text
 from .early_stopping import validations
 from .result_files import read_json
 from .run_record import record_differences

@@ -13,10 +13,10 @@ import shutil
 import subprocess
 import sys
 
-from ..pipeline.locks import FileLock, Held, program
-from ..pipeline.logs import ROOT
-from ..pipeline.messages import Stop, log
-from ..quick import quick_mode
+from fairseq_syntax.pipeline.locks import FileLock, Held, program
+from fairseq_syntax.pipeline.logs import ROOT
+from fairseq_syntax.pipeline.messages import Stop, log
+from fairseq_syntax.quick import quick_mode
 from . import run_options
 from .readme_block import check_block
 

@@ -115,9 +115,9 @@ def describe(path, template: str) -> str:
         return f"its results file is damaged: {path}: {e}"
 
 
-if __name__ == "__main__":  # python -m fairseq_syntax.studies.result_files describe PATH TEMPLATE
+if __name__ == "__main__":  # python -m examples.studies.result_files describe PATH TEMPLATE
     import sys
 
     if len(sys.argv) != 4 or sys.argv[1] != "describe":
-        sys.exit("usage: python -m fairseq_syntax.studies.result_files describe PATH TEMPLATE")
+        sys.exit("usage: python -m examples.studies.result_files describe PATH TEMPLATE")
     print(describe(sys.argv[2], sys.argv[3]))

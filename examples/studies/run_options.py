@@ -5,7 +5,7 @@ budget or recipe (``--updates 800`` after a run of 400, another ``--lr``) would 
 or train a run half with one recipe and half with another. fairseq-train writes its whole configuration into the
 log at every start, so the log is the record: each configuration line in it must hold the values asked for.
 
-    python -m fairseq_syntax.studies.run_options LOG [--hint TEXT] KEY=VALUE...
+    python -m examples.studies.run_options LOG [--hint TEXT] KEY=VALUE...
 
 KEY is a fairseq option's name as its configuration spells it (``batch_size``, ``lr``, ``arch``, ``seed``), looked
 up in every section; ``lr=0.001`` matches fairseq's ``[0.001]``. A log that does not exist, or holds no
@@ -18,7 +18,7 @@ import argparse
 import ast
 import sys
 
-from fairseq_syntax.studies.training_log import open_log
+from examples.studies.training_log import open_log
 
 MARK = "| fairseq_cli.train | {"
 

@@ -11,7 +11,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..pipeline.atomic import write_text
+from fairseq_syntax.pipeline.atomic import write_text
 from .result_files import read_json
 from .run_options import same
 from .training_log import training_setup

@@ -7,7 +7,7 @@ mode, and that it shares the table's protocol (each task's budget and scored spl
 them). A run the table already has must come back byte-identical: a file is never added to a run that exists, nor
 one replaced. One refusal names the run and what is wrong, and nothing is written.
 
-    python -m fairseq_syntax.studies.bring_back ARCHIVE.tgz --into results/encoders_table1_fp16 --precision fp16
+    python -m examples.studies.bring_back ARCHIVE.tgz --into results/encoders_table1_fp16 --precision fp16
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ..pipeline.atomic import atomic_path
+from fairseq_syntax.pipeline.atomic import atomic_path
 from .result_files import percent, read_json
 from .training_log import training_setup
 

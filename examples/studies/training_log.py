@@ -10,7 +10,7 @@ import os
 import re
 
 from fairseq_syntax.quick import BANNER as QUICK_BANNER
-from fairseq_syntax.studies.result_files import text_stream
+from examples.studies.result_files import text_stream
 
 GPU_RE = re.compile(r"capabilities = .*; name = (.+?)\s*$")  # fairseq's CUDA environment, rank 0 first
 WORLD_RE = re.compile(r"training on (\d+) devices")

@@ -17,8 +17,8 @@ import re
 import sys
 from pathlib import Path
 
-from ..pipeline.atomic import write_text
-from ..pipeline.messages import Stop
+from fairseq_syntax.pipeline.atomic import write_text
+from fairseq_syntax.pipeline.messages import Stop
 from .result_files import read_json
 from .run_options import _scalar, configurations, same
 from .run_record import record_differences

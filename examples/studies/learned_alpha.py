@@ -5,7 +5,7 @@ with --sgnet-learn-alpha α is trained (as sigmoid of a logit), and where it end
 leans on the syntax-guided branch. Checkpoints are not committed, so examples/multi30k/reproduce.sh records it here
 for the checkpoint it scores, and examples/multi30k/summarize.py reports it.
 
-    python -m fairseq_syntax.studies.learned_alpha work/checkpoints/multi30k_sgnet_learn_alpha_seed1/checkpoint_best.pt
+    python -m examples.studies.learned_alpha work/checkpoints/multi30k_sgnet_learn_alpha_seed1/checkpoint_best.pt
 """
 from __future__ import annotations
 
