@@ -20,12 +20,16 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from fairseq_syntax.local_data import local_copy  # noqa: E402
+
 WMT14_PAIRS = 4_500_000
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--sgm", default=str(ROOT.parent / "shared/data/wmt14/newstest2014-deen-src.en.sgm"))
+    p.add_argument("--sgm", default=local_copy("wmt14/newstest2014-deen-src.en.sgm"),
+                   help="newstest2014's English side (default: the local copy of the corpora)")
     p.add_argument("--sentences", type=int, default=3003, help="how many sentences to parse (repeats the file)")
     p.add_argument("--shard-size", type=int, default=200)
     p.add_argument("--bpe-merges", type=int, default=8000)

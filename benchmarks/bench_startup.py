@@ -1,5 +1,4 @@
-"""Start-up time of the console scripts that need no model, beside ``python -c pass`` (issue: a test suite a
-newcomer can wait for). A user writes ``--user-dir "$(fairseq-syntax-user-dir)"`` in every command, so it and
+"""Start-up time of the console scripts that need no model, beside ``python -c pass``. A user writes ``--user-dir "$(fairseq-syntax-user-dir)"`` in every command, so it and
 every ``--help`` and argument error should answer at once, without importing torch or fairseq.
 
     .venv/bin/python benchmarks/bench_startup.py [--repeats 5]

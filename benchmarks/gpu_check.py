@@ -14,7 +14,7 @@ words/s over vanilla's, steady (median update after the first 20) and overall (e
 median over rounds (goal >= 0.93). --out is rewritten after every run, so a call cut short keeps the rows it
 finished; --logs keeps fairseq's logs (default: a temporary folder, removed). --cpu trains in fp32 on the CPU,
 to try the script without a GPU (its words/s say nothing about one). --speed-only measures the throughput pair
-alone (the families are reported as not run), for a lease too short for both; --speed-rounds 0 leaves the pair out
+alone (the families are reported as not run), when there is no time for both; --speed-rounds 0 leaves the pair out
 (its row says so), for a check of the families alone.
 """
 import math

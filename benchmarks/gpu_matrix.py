@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Every syntax family against its vanilla counterpart, in fp16, bf16 and fp32, in one command for one GPU call.
+"""Every syntax family against its vanilla counterpart, in fp16, bf16 and fp32, in one command on one GPU.
 
 Each cell is one family at one size, precision and batch: its systems train interleaved on the same real batches
 (the order rotates every round), each step fairseq's ``Trainer.train_step`` as ``fairseq-train`` runs it, and each
@@ -8,14 +8,14 @@ family is timed, every syntax system's fast path (modules/attention_kernels.py: 
 is compared on the device with its reference path, in fp32, on one batch: the loss and every gradient; the
 command stops if they differ. Weights are random (seed 1): a throughput ratio needs no more.
 
-    python benchmarks/gpu_matrix.py prepare --out work/gpu_matrix    # here: sliced real corpora, parsed
-    python benchmarks/gpu_matrix.py run --data-root work/gpu_matrix --device cuda --out $OUT/matrix
+    python benchmarks/gpu_matrix.py prepare --out work/gpu_matrix    # sliced real corpora, parsed (any machine)
+    python benchmarks/gpu_matrix.py run --data-root work/gpu_matrix --device cuda --out results/gpu_matrix
         [--families tagging,classification,ranking,translation,reader] [--precisions fp16,bf16,fp32]
         [--rounds 4] [--steps 6] [--budget-s 300]
 
 ``run`` writes ``matrix.json`` and ``matrix.md`` (one row per cell: family, size, precision, batch, kernels, the
 GPU, vanilla tokens/s and each system's ratio with its goal), rewritten after every cell, so a run cut by its
-budget keeps what it measured. Goals (issue 88): SG-Net >= 0.90, SLA >= 0.95, WLA >= 0.97 on the encoders;
+budget keeps what it measured. Goals: SG-Net >= 0.90, SLA >= 0.95, WLA >= 0.97 on the encoders;
 translation >= 0.95; RACE ranking at or above the CPU's 0.851 (SG-Net) and 0.965 (SLA); the supervised reader
 >= 0.95 of the unsupervised one.
 """
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # where the package is not installed (a lent GPU): this checkout's
+if str(ROOT) not in sys.path:  # where the package is not installed (fairseq on PYTHONPATH only): this checkout's
     sys.path.insert(0, str(ROOT))
 PRECISIONS = {"fp16": ["--fp16"], "bf16": ["--bf16"], "fp32": []}
 WLA = ["--sla-mask", "window"]
@@ -315,15 +315,15 @@ def markdown(result: dict) -> str:
 
 # the slices `prepare` cuts: enough batches for every cell, small enough to carry to a GPU (each real data-prep)
 SLICES = [
-    ("conll2003", ["data-prep/conll2003.sh", "--conll-dir", "{shared}/data/conll2003", "--max-train", "3000",
+    ("conll2003", ["data-prep/conll2003.sh", "--conll-dir", "{data}/conll2003", "--max-train", "3000",
                    "--max-eval", "50"]),
-    ("glue", ["data-prep/glue.sh", "--task", "SST-2", "--glue-dir", "{shared}/data/glue", "--max-train", "6000",
+    ("glue", ["data-prep/glue.sh", "--task", "SST-2", "--glue-dir", "{data}/glue", "--max-train", "6000",
               "--max-eval", "50"]),
-    ("race", ["data-prep/race.sh", "--race", "{shared}/data/race/RACE.tar.gz", "--max-train", "200",
+    ("race", ["data-prep/race.sh", "--race", "{data}/race/RACE.tar.gz", "--max-train", "200",
               "--max-eval", "10"]),
-    ("multi30k", ["data-prep/multi30k.sh", "--local-dir", "{shared}/data/multi30k", "--max-train", "12000",
+    ("multi30k", ["data-prep/multi30k.sh", "--local-dir", "{data}/multi30k", "--max-train", "12000",
                   "--max-eval", "50"]),
-    ("lambada", ["data-prep/lambada.sh", "--lambada-dir", "{shared}/data/lambada", "--train-sample", "3000",
+    ("lambada", ["data-prep/lambada.sh", "--lambada-dir", "{data}/lambada", "--train-sample", "3000",
                  "--max-eval", "50"]),
 ]
 
@@ -331,14 +331,18 @@ SLICES = [
 def prepare(a) -> int:
     """Each family's corpus, sliced, through its own data-prep script (the encoders' with MiniLM's vocabulary)."""
     out = Path(a.out).resolve()
-    shared = (ROOT.parent / "shared").resolve()
+    from fairseq_syntax.local_data import ENV, data_root
+
+    local = data_root()
+    if local is None:
+        raise SystemExit(f"gpu_matrix.py prepare: no local copies of the corpora; set ${ENV} to their folder")
     minilm = out / "minilm"
     if not (minilm / "model.pt").exists():
         subprocess.run([sys.executable, "-m", "fairseq_syntax.cli.convert_bert", "--out", str(minilm)], check=True)
     for name, cmd in SLICES:
         if a.only and name not in a.only:
             continue
-        argv = ["bash", str(ROOT / cmd[0]), *(c.format(shared=shared) for c in cmd[1:]),
+        argv = ["bash", str(ROOT / cmd[0]), *(c.format(data=local) for c in cmd[1:]),
                 "--out", str(out / name), "--parser", "spacy", "--workers", str(a.workers)]
         if name in ("conll2003", "glue", "race"):
             argv += ["--pretrained", str(minilm)]

@@ -28,3 +28,8 @@ def local_copy(relative: str) -> str | None:
         return None
     path = os.path.join(root, relative)
     return path if os.path.exists(path) else None
+
+
+def local_corpus(relative: str) -> str:
+    """An option's default: the local copy of ``relative``, or "" (then the recipe downloads or asks for it)."""
+    return local_copy(relative) or ""

@@ -41,7 +41,7 @@ def f1(tp: float, n_pred: float, n_gold: float) -> float:
 
 def tag_scheme(rows: Iterable[Sequence[str]]) -> str:
     """The scheme gold tags are written in: IOBES if any E-/S-, IOB1 if some entity opens with I- (the original
-    CoNLL-2003 release), else IOB2 (every entity opens with B-, as ../shared/data/conll2003 is)."""
+    CoNLL-2003 release), else IOB2 (every entity opens with B-, as the copy the tests read is)."""
     iob1 = False
     for row in rows:
         prev = "O"

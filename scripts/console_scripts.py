@@ -1,7 +1,7 @@
 """Write wrappers for the console scripts into a directory, for a machine where nothing is installed.
 
-A lent GPU has torch and fairseq's source on PYTHONPATH (../shared/tools/device-fairseq.sh) but no pip install,
-so neither ``fairseq-train`` nor this package's ``fairseq-syntax-*`` commands exist there, and often no ``python``.
+On a machine with torch and fairseq's source on PYTHONPATH but no pip install, neither ``fairseq-train`` nor this
+package's ``fairseq-syntax-*`` commands exist, and often no ``python``.
 The study runners call those names; ``examples/studies/runs.py: console_env`` puts this directory first on
 PATH instead of each script spelling ``python3 -m`` for every command:
 

@@ -5,19 +5,19 @@
 #
 #   bash scripts/train_multi30k.sh [--updates N] [--out DIR]
 #
-# Offline: the raw files are read from $MULTI30K_DIR, or ../shared/data/multi30k when it exists;
-# otherwise they are downloaded. Re-running skips finished data-prep stages and resumes training
+# Offline: the raw files are read from $MULTI30K_DIR, or from the local copies of the corpora
+# (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/multi30k); otherwise they are downloaded. Re-running skips finished data-prep stages and resumes training
 # from checkpoint_last.pt.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 UPDATES=250
-OUT=$ROOT/work
+WORK=$ROOT/work
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
   case $1 in
     --updates|--out)
       [ $# -ge 2 ] && [ -n "$2" ] && [[ $2 != --* ]] || die "$1 needs a value; --help lists the options"
-      if [ "$1" = --updates ]; then UPDATES=$2; else OUT=$2; fi; shift 2 ;;
+      if [ "$1" = --updates ]; then UPDATES=$2; else WORK=$2; fi; shift 2 ;;
     -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
@@ -26,12 +26,13 @@ done
 export PATH="$ROOT/.venv/bin:$PATH"
 export PYTHONWARNINGS=ignore
 : "${MULTI30K_DIR:=}"
-if [ -z "$MULTI30K_DIR" ] && [ -f "$ROOT/../shared/data/multi30k/train.en.gz" ]; then
-  MULTI30K_DIR=$ROOT/../shared/data/multi30k
+if [ -z "$MULTI30K_DIR" ]; then
+  MULTI30K_DIR=$(python -c "from fairseq_syntax.local_data import local_copy; print(local_copy('multi30k/train.en.gz') or '')")
+  MULTI30K_DIR=${MULTI30K_DIR%/train.en.gz}
 fi
 LOCAL=(); [ -n "$MULTI30K_DIR" ] && LOCAL=(--local-dir "$MULTI30K_DIR")
-DATA=$OUT/multi30k
-CKPT=$OUT/checkpoints/multi30k_sgnet
+DATA=$WORK/multi30k
+CKPT=$WORK/checkpoints/multi30k_sgnet
 USER_DIR=$(fairseq-syntax-user-dir)
 T0=$SECONDS
 

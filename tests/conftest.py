@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from fairseq_syntax import local_data
+
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("FAIRSEQ_SYNTAX_SHARED_DATA", ROOT.parent / "shared" / "data"))
+# the local copies of the corpora the tests read (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA, or beside the
+# checkout)
+SHARED_DATA = Path(local_data.data_root() or local_data.BESIDE_CHECKOUT)
 BIN = Path(sys.executable).parent
 # one thread per worker, as run() gives every process it starts: two workers on two cores, not four threads
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -80,7 +84,7 @@ def coref_env(tmp_path_factory):
 def multi30k_dir():
     d = SHARED_DATA / "multi30k"
     if not (d / "train.en.gz").exists():
-        pytest.fail(f"real Multi30k not found at {d} (set FAIRSEQ_SYNTAX_SHARED_DATA)")
+        pytest.fail(f"real Multi30k not found at {d} (set FAIRSEQ_SYNTAX_DATA to the folder of local corpora)")
     return d
 
 

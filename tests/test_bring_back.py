@@ -1,4 +1,4 @@
-"""Runs brought back from a lent GPU (examples/studies/bring_back.py), all or nothing, on real runs of the
+"""Runs trained on another machine, merged in (examples/studies/bring_back.py), all or nothing, on real runs of the
 committed SLA table: every run is checked before any file is copied, and a run the table has is never changed."""
 import io
 import json
@@ -25,7 +25,7 @@ def archive(path, runs, edit=None):
                 name = run
                 if edit:
                     data, name = edit(run, kind, data)
-                info = tarfile.TarInfo(f"gpu-lease/results/{name}.{kind}")
+                info = tarfile.TarInfo(f"results/{name}.{kind}")
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
     return path
@@ -84,7 +84,7 @@ def test_each_wrong_run_is_named_and_nothing_is_copied(tmp_path, into, capsys, c
                 tarfile.open(tmp_path / "b.tgz", "w:gz") as new:
             for m in old.getmembers():
                 new.addfile(m, old.extractfile(m))
-            info = tarfile.TarInfo("gpu-lease/results/CoLA_baseline_seed1.gates.json")
+            info = tarfile.TarInfo("results/CoLA_baseline_seed1.gates.json")
             info.size = 2
             new.addfile(info, io.BytesIO(b"{}"))
         tgz = tmp_path / "b.tgz"

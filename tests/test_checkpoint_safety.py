@@ -1,5 +1,5 @@
 """No code runs from a checkpoint: a stored configuration string that fairseq would pass to eval() stops the
-load, naming the file and the field, through every loading path (issue: trust, round 3)."""
+load, naming the file and the field, through every loading path."""
 import argparse
 import shutil
 

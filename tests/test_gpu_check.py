@@ -98,7 +98,7 @@ def test_gpu_check_runs_on_the_cpu_and_keeps_its_rows_and_logs(prepared, tmp_pat
 
 @pytest.mark.slow
 def test_gpu_check_speed_only_trains_the_throughput_pair_alone(tmp_path):
-    """--speed-only, for a lease too short for every family: the pair's rounds alone, the rest reported as not run
+    """--speed-only, when there is no time for every family: the pair's rounds alone, the rest reported as not run
     even when their data are given. (The data folder is missing, so each of the pair's runs fails at once and its
     row says so: the ratio from real logs is the test above's.)"""
     out = tmp_path / "gpu_check.md"
@@ -122,7 +122,7 @@ def test_gpu_check_refuses_rounds_that_are_not_a_count_and_a_speed_only_check_of
 
 @pytest.mark.slow
 def test_gpu_check_speed_rounds_0_leaves_the_pair_out(tmp_path):
-    """The families alone, for a lease spent on them: the pair's row and ratio say it was not run. The data folder
+    """The families alone, when the time goes to them: the pair's row and ratio say it was not run. The data folder
     is missing, so each family's run fails at once and its row says so."""
     out = tmp_path / "gpu_check.md"
     run(["bash", str(ROOT / "benchmarks/gpu_check.sh"), "--cpu", "--multi30k", str(tmp_path / "absent"),

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_matrix.py, the command a lent GPU runs, run here on the CPU on a real CoNLL-2003 slice: it checks
+"""benchmarks/gpu_matrix.py, the GPU benchmark, run here on the CPU on a real CoNLL-2003 slice: it checks
 each syntax system's fast path against its reference path before it times anything, and writes its table."""
 import json
 

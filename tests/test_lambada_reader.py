@@ -266,7 +266,7 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
 
 @pytest.mark.slow
 def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
-    """As on a lent GPU (fairseq on PYTHONPATH, no console scripts, no `python`): --converge trains with the
+    """As on a machine with fairseq only on PYTHONPATH (fairseq on PYTHONPATH, no console scripts, no `python`): --converge trains with the
     wrappers of examples/studies/runs.py, evaluates and summarizes."""
     from .test_packaging import without_install
 

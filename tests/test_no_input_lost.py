@@ -1,6 +1,6 @@
 """The CLIs and data-prep scripts on real data: no input is overwritten, a pipe is read once, options are
 checked where they enter, a re-run with other options or inputs redoes what they shaped, an empty corpus is
-an error, and one run at a time writes into an output folder (issue: trust, round 3)."""
+an error, and one run at a time writes into an output folder."""
 import fcntl
 import gzip
 import json

@@ -1,5 +1,5 @@
 """fairseq-syntax-options prints the options the plugin adds (fairseq's --help never lists a model's), and every
-one of them is documented in docs/ (issue: a newcomer's path)."""
+one of them is documented in docs/."""
 import re
 
 from fairseq_syntax.cli.options import option_rows, plugin_names

@@ -72,7 +72,7 @@ def test_old_versions_fail_with_one_clear_message():
 
 
 def without_install(tmp_path):
-    """A checkout on a machine like the lent GPU: fairseq and this package importable, neither installed, no
+    """A checkout on a machine with nothing installed: fairseq and this package importable, neither installed, no
     `python` (only python3) and no console scripts on PATH."""
     import shutil
 

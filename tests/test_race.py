@@ -1,5 +1,5 @@
 """RACE on real passages: reading the release, the choices' layout and cut, and prepare -> fine-tune -> evaluate
--> predict from Python, end to end on a slice (issue: SG-Net for reading comprehension)."""
+-> predict from Python, end to end on a slice."""
 import io
 import json
 import tarfile

@@ -1,7 +1,7 @@
 """A table admits only runs of its own protocol (studies/run_protocol.py): the Multi30k, RACE and LAMBADA summaries
 regenerate their committed tables unchanged, and each refuses, naming it, a run of another budget, a quick-mode run,
 an unknown system and a non-canonical seed; a reproduce call that would not fit the table's folder stops before any
-work (issue: trust, round 5)."""
+work."""
 import gzip
 import json
 import shutil

@@ -90,7 +90,7 @@ def test_the_scheme_is_read_off_the_gold_tags():
     assert tag_scheme([["S-PER", "O"]]) == "IOBES"
     assert tag_scheme([(line.split()[-1] if line.strip() else "O") for line in
                        (SHARED_DATA / "conll2003/test.txt").read_text().splitlines()
-                       if not line.startswith("-DOCSTART-")]) == "IOB2"  # the copy in ../shared is IOB2
+                       if not line.startswith("-DOCSTART-")]) == "IOB2"  # the local copy is IOB2
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """data-prep/wmt14.sh on a small real slice, offline.
 
 The WMT14 training corpora and newstest2013 are not available offline, so real Multi30k text stands in
-for them (--train-prefixes, --dev-prefix); the test set is the real newstest2014 from ../shared/data/wmt14,
+for them (--train-prefixes, --dev-prefix); the test set is the real newstest2014 from the local copies of the corpora,
 found through --mirror as the upstream sgm files.
 """
 import shutil

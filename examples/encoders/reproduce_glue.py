@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
@@ -37,7 +38,9 @@ def main(argv):
     res = from_caller(o["out"]) if "--out" in argv else f"{ROOT}/results/encoders"
     data_root = from_caller(o["data_root"]) if "--data-root" in argv else f"{ROOT}/work/glue"
     no_quick_study()
-    glue_dir = from_caller(os.environ["GLUE_DIR"]) if os.environ.get("GLUE_DIR") else f"{ROOT}/../shared/data/glue"
+    glue_dir = from_caller(os.environ["GLUE_DIR"]) if os.environ.get("GLUE_DIR") else local_copy("glue")
+    if not glue_dir:
+        raise Stop("no local copy of GLUE: set GLUE_DIR, or FAIRSEQ_SYNTAX_DATA to the folder of local corpora")
     os.chdir(ROOT)
     updates = {"CoLA": need_int("--updates-CoLA", o["updates_CoLA"], 4),
                "SST-2": need_int("--updates-SST-2", o["updates_SST_2"], 4)}

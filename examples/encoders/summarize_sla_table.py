@@ -43,7 +43,7 @@ SHORT = {"baseline": "baseline", "wla": "WLA", "sla": "SLA", "sgnet": "SG-Net", 
          "sgnet_random_trees": "SG-Net random trees", "sla_random_trees": "SLA random trees"}
 CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_random_trees": "sla"}
 # Welch over seeds is read from 3 seeds a side: on 2 a side CoNLL-2003's WLA read -0.26 F1 (p = 0.009), and
-# its third seed took it to -0.11 (p = 0.58) (examples/encoders/LOG.md, 3 December)
+# its third seed took it to -0.11 (p = 0.58)
 READ_AT = 3
 SEEDS_PLANNED = 5  # the paper's runs per cell, and this table's
 def references(system: str) -> list[str]:
@@ -245,7 +245,7 @@ def per_seed(row: dict | None, refs: list[str]) -> str:
 
 
 def trained_on(summary: dict) -> str:
-    """Where the runs trained, in words: a run on a lent GPU keeps the table's precision, not its device."""
+    """Where the runs trained, in words: a run on another machine's GPU keeps the table's precision, not its device."""
     t = summary.get("trained") or {}
     devices = t.get("devices") or {}
     if len(devices) <= 1:

@@ -28,7 +28,7 @@ results/lambada_fp16 (no README table unless --readme), never into the fp32 runs
 and trains nothing. --snapshot trains nothing either: it scores the best checkpoint so far of each run that has
 not finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed budgets,
 not converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package
-are only importable (a lent GPU, ../shared/tools/device-fairseq.sh), wrappers stand in for their console scripts
+are only importable (fairseq's source on PYTHONPATH, nothing installed), wrappers stand in for their console scripts
 (examples/studies/runs.py).
 A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 """
@@ -39,6 +39,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
@@ -103,7 +104,7 @@ def main(argv):
     if readme:
         need_block(readme, "lambada-summary")
     os.chdir(ROOT)
-    stopwords = o["stopwords"] or f"{ROOT}/../shared/data/lambada/stopwords.txt"
+    stopwords = o["stopwords"] or local_copy("lambada/stopwords.txt") or "stopwords.txt"
     if o["stopwords"] and not os.path.isfile(stopwords):
         raise Stop(f"--stopwords {stopwords}: no such file")
     data = o["data"] or f"{ROOT}/work/lambada/bin"

@@ -42,6 +42,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import GZIP, atomic_path, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, keep_log  # noqa: E402
@@ -104,9 +105,7 @@ def main(argv):
     readme = f"{ROOT}/examples/multi30k/README.md" if readme is None else readme
     if readme:
         need_block(readme, "multi30k-summary")
-    local = os.environ.get("MULTI30K_DIR", "")
-    if not local and os.path.isfile(f"{ROOT}/../shared/data/multi30k/train.en.gz"):
-        local = f"{ROOT}/../shared/data/multi30k"
+    local = os.environ.get("MULTI30K_DIR", "") or os.path.dirname(local_copy("multi30k/train.en.gz") or "")
     data = os.environ.get("MULTI30K_DATA") or f"{ROOT}/work/multi30k"
     ckpts = os.environ.get("MULTI30K_CHECKPOINTS") or f"{ROOT}/work/checkpoints"
 

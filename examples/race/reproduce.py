@@ -29,7 +29,7 @@ scored on another split) stops the script before anything trains. --jobs N train
 side, the cores split among them. Results go to results/race, the summary's table into examples/race/README.md's
 race-summary block (results/race_gpu and race-gpu-summary for --recipe gpu; with --out, into a README only
 if --readme is given). --max-hours H stops each training after H hours (fairseq's --stop-time-hours: a
-lease's limit); the summary then reports the updates reached, read from the training log.
+machine's time limit); the summary then reports the updates reached, read from the training log.
 A folder or file you name is taken from where you run the script; the defaults are in the checkout.
 """
 import json

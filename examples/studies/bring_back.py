@@ -1,4 +1,4 @@
-"""Runs trained elsewhere (a lent GPU) brought into a study's results folder: all of them, or none.
+"""Runs trained on another machine (a GPU of yours, say) merged into a study's results folder: all of them, or none.
 
 Every run of the archive is checked before any file is copied: its files' names (``{task}_{system}_seed{N}``, N
 written one way), that it is complete (eval.json, predictions, training log), that its eval.json holds the run its
@@ -8,6 +8,9 @@ them). A run the table already has must come back byte-identical: a file is neve
 one replaced. One refusal names the run and what is wrong, and nothing is written.
 
     python -m examples.studies.bring_back ARCHIVE.tgz --into results/encoders_table1_fp16 --precision fp16
+
+ARCHIVE.tgz holds the other machine's results folder as ``results/`` (``tar czf ARCHIVE.tgz results``; another
+folder inside it: --member).
 """
 from __future__ import annotations
 
@@ -94,7 +97,7 @@ def check(got: Path, into: Path, precision: str, where: str) -> dict[str, dict[s
     return out
 
 
-def bring_back(archive: Path, into: Path, precision: str, member: str = "gpu-lease/results") -> int:
+def bring_back(archive: Path, into: Path, precision: str, member: str = "results") -> int:
     """Check every run of ``archive`` (its folder ``member``), then copy the new ones; returns the files copied."""
     if not archive.is_file():
         raise ValueError(f"{archive}: no such file")
@@ -125,7 +128,7 @@ def main(argv=None) -> int:
     p.add_argument("archive", type=Path)
     p.add_argument("--into", type=Path, required=True, help="the table's results folder")
     p.add_argument("--precision", required=True, choices=("fp32", "fp16", "bf16"), help="the table's precision")
-    p.add_argument("--member", default="gpu-lease/results", help="the runs' folder inside the archive")
+    p.add_argument("--member", default="results", help="the runs' folder inside the archive")
     a = p.parse_args(argv)
     try:
         n = bring_back(a.archive, a.into, a.precision, a.member)

@@ -40,7 +40,7 @@ def data_fingerprint(bin_dir) -> str:
 
 def code_version() -> str:
     """The checkout's commit, ``+changes`` when the package's code differs from it; the package's version where
-    this is no git checkout (an installed wheel, a lent GPU's copy)."""
+    this is no git checkout (an installed wheel, a copy of the files)."""
     try:
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=30, check=True).stdout.strip()

@@ -4,7 +4,7 @@ Before anything trains, each run already started or finished is checked against 
 (``same_run``), so a finished run is never skipped, nor a stopped one resumed, under options it was not trained
 with; quick mode and a missing README block are refused up front. A run's checkpoint folder has one trainer at a
 time (``lock_run``). The commands run from the environment's console scripts, or, where nothing is installed
-(a lent GPU with fairseq on PYTHONPATH), from wrappers written once (``scripts/console_scripts.py``).
+(a machine with fairseq only on PYTHONPATH), from wrappers written once (``scripts/console_scripts.py``).
 """
 from __future__ import annotations
 

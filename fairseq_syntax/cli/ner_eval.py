@@ -5,7 +5,7 @@ precision, recall and F1 overall and per type, and one JSON line per sentence fo
         --json test.eval.json --predictions test.pred.jsonl
 
 The gold tags are the split's binarized labels (what the model was trained against); the scheme they are written
-in (IOB2, as ../shared/data/conll2003 is, or IOB1, as the original release) is read off them and printed. Either
+in (IOB2, as the copy the tests read is, or IOB1, as the original release) is read off them and printed. Either
 is scored the conlleval way: an I- that does not continue an entity of its type opens one. Each line of
 ``--predictions``: the sentence's number in the split, its words (from ``../raw/{split}.words`` where the
 preparation left them), the gold tags and the predicted ones.

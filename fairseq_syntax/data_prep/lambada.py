@@ -10,7 +10,9 @@ lambada-train-valid set when downloaded) plus --novel-passages passages cut from
 one paragraph per line, .txt/.txt.gz), both filtered as Chu et al. (target in context, no stop-word
 target); valid = chu_sample_valid.txt, same filter (checkpoint selection); test = the LAMBADA dev set
 (lambada_development_plain_text.txt, all 4,869 passages, unfiltered: the number we report).
-Without --lambada-dir the data are downloaded (LAMBADA from Zenodo, Chu et al.'s RC training set from TTIC).
+Without --lambada-dir the local copies of the corpora are used where there are any (fairseq_syntax/local_data.py:
+$FAIRSEQ_SYNTAX_DATA/lambada), else the data are downloaded (LAMBADA from Zenodo, Chu et al.'s RC training set from
+TTIC).
 --coref: neuralcoref (default; a side environment in --coref-env, installed on first use: it needs Python 3.7
 and either a package index or --coref-wheels DIR, filled by `fairseq-syntax-lambada fetch-coref-wheels --out DIR`
 where there is an index; once installed it runs offline; the script checks this before any work), stanza
@@ -26,6 +28,7 @@ import os
 import shutil
 import tarfile
 
+from ..local_data import local_corpus
 from ..pipeline.atomic import atomic_path
 from ..pipeline.ownership import mark_owned
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
@@ -35,7 +38,7 @@ FILES = ("chu_sample_train.txt", "chu_sample_valid.txt", "lambada_development_pl
 
 
 def main(argv):
-    o = parse(argv, {"--lambada-dir": "", "--novels": "", "--novel-passages": "0", "--train-sample": "0",
+    o = parse(argv, {"--lambada-dir": local_corpus("lambada"), "--novels": "", "--novel-passages": "0", "--train-sample": "0",
                      "--coref": "neuralcoref", "--chains-dir": "", "--parser": "auto", "--workers": "2",
                      "--coref-env": "work/coref-env",
                      "--coref-wheels": os.environ.get("FAIRSEQ_SYNTAX_COREF_WHEELS", ""), "--max-eval": "0",

@@ -3,10 +3,12 @@
   bash data-prep/multi30k.sh [--local-dir DIR] [--out DIR] [--parser auto|stanza|spacy]
                              [--bpe-merges N] [--workers N] [--max-train N] [--max-eval N] [--wait]
 
-Without --local-dir (or $MULTI30K_DIR) the raw files are downloaded from github.com/multi30k/dataset.
+Without --local-dir (or $MULTI30K_DIR) the local copies of the corpora are used where there are any
+(fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/multi30k), else the raw files are downloaded from
+github.com/multi30k/dataset.
 Every upstream test set that can be had (from --local-dir, else downloaded) becomes a binarized split against
 the training BPE and dictionary: test_2016_flickr -> test, then test1, test2, ... in the order of TEST_SETS;
-$OUT/bin/testsets.tsv names them (split, upstream name, sentences). test_2016_flickr is required.
+OUT/bin/testsets.tsv names them (split, upstream name, sentences). test_2016_flickr is required.
 Stages: raw -> Moses normalize-punctuation, remove-non-printing-char, tokenize -a (sacremoses)
 -> parse English (CoNLL-U) -> joint BPE (subword-nmt)
 -> align heads to subwords -> fairseq-preprocess (joined dictionary) -> binarize heads.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 
+from ..local_data import local_corpus
 from ..pipeline.atomic import write_text
 from ..pipeline.options import need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, check_gzip, count_lines, download, head_lines, log, same_lines
@@ -28,7 +31,7 @@ SRC, TGT = "en", "de"
 
 
 def main(argv):
-    o = parse(argv, {"--local-dir": os.environ.get("MULTI30K_DIR", ""), "--out": "work/multi30k",
+    o = parse(argv, {"--local-dir": os.environ.get("MULTI30K_DIR", "") or local_corpus("multi30k"), "--out": "work/multi30k",
                      "--parser": "auto", "--bpe-merges": "10000", "--workers": "2", "--max-train": "0",
                      "--max-eval": "0"}, ("--wait",), __doc__)
     need_parser(o["parser"])

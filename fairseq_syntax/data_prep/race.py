@@ -6,8 +6,9 @@ for --task syntax_sentence_ranking.
                          [--parser auto|stanza|spacy] [--workers N] [--max-train N] [--max-eval N]
                          [--random-trees SEED] [--wait]
 
---race (or $RACE_DIR) is RACE.tar.gz or the extracted RACE/ folder; without it the official archive is
-downloaded from www.cs.cmu.edu/~glai1/data/race/ (non-commercial research use only; cite Lai et al. 2017).
+--race (or $RACE_DIR) is RACE.tar.gz or the extracted RACE/ folder; without it the local copies of the corpora are
+used where there are any (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/race/RACE.tar.gz), else the official
+archive is downloaded from www.cs.cmu.edu/~glai1/data/race/ (non-commercial research use only; cite Lai et al. 2017).
 Splits: train; valid (RACE dev) and valid-middle, valid-high apart; test (RACE-M) and test1 (RACE-H) where
 the archive has its test split. One example per question. --max-train N keeps N training questions (whole
 articles in a fixed order that mixes both levels), --max-eval N the first N of each dev/test split.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 
+from ..local_data import local_corpus
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, download, log
@@ -30,7 +32,7 @@ URL = "http://www.cs.cmu.edu/~glai1/data/race/RACE.tar.gz"
 
 
 def main(argv):
-    o = parse(argv, {"--race": os.environ.get("RACE_DIR", ""), "--out": "work/race", "--pretrained": "work/minilm",
+    o = parse(argv, {"--race": os.environ.get("RACE_DIR", "") or local_corpus("race/RACE.tar.gz"), "--out": "work/race", "--pretrained": "work/minilm",
                      "--levels": "both", "--parser": "auto", "--workers": "2", "--max-train": "0", "--max-eval": "0",
                      "--random-trees": ""}, ("--wait",), __doc__)
     levels = need_choice("--levels", o["levels"], ("middle", "high", "both"), "--levels must be middle, high or both")

@@ -119,7 +119,7 @@ class SyntaxGuidedTranslationTask(RecordsDictionaries, TranslationTask):
     def get_batch_iterator(self, dataset, max_tokens=None, max_sentences=None, max_positions=None,
                            ignore_invalid_inputs=False, **kwargs):
         """Raw input (fairseq-interactive) longer than the model's source positions is skipped with a message
-        naming it, where fairseq would end the whole session."""
+        naming it, where fairseq would end the whole program."""
         if getattr(dataset, "raw_input", False) and max_positions is not None and not ignore_invalid_inputs:
             limit = max_positions[0] if isinstance(max_positions, (tuple, list)) else max_positions
             if limit is not None:
