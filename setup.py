@@ -38,7 +38,8 @@ setup(
             "fairseq-syntax-binarize-heads = fairseq_syntax.cli.binarize_heads:main",
             "fairseq-syntax-text = fairseq_syntax.cli.text:main",
             "fairseq-syntax-user-dir = fairseq_syntax:print_user_dir",
-            "fairseq-syntax-convert-bert = fairseq_syntax.cli.convert_bert:main",
+            "fairseq-syntax-convert-hf = fairseq_syntax.cli.convert_hf:main",
+            "fairseq-syntax-convert-bert = fairseq_syntax.cli.convert_hf:main",  # its older name
             "fairseq-syntax-classification = fairseq_syntax.cli.glue_conll_prep:main",
             "fairseq-syntax-lambada = fairseq_syntax.reader.lambada_prep:main",
             "fairseq-syntax-lambada-eval = fairseq_syntax.reader.lambada_eval:main",

@@ -338,7 +338,7 @@ def prepare(a) -> int:
         raise SystemExit(f"gpu_matrix.py prepare: no local copies of the corpora; set ${ENV} to their folder")
     minilm = out / "minilm"
     if not (minilm / "model.pt").exists():
-        subprocess.run([sys.executable, "-m", "fairseq_syntax.cli.convert_bert", "--out", str(minilm)], check=True)
+        subprocess.run([sys.executable, "-m", "fairseq_syntax.cli.convert_hf", "--out", str(minilm)], check=True)
     for name, cmd in SLICES:
         if a.only and name not in a.only:
             continue

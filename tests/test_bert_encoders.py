@@ -8,9 +8,9 @@ import torch
 
 import fairseq_syntax
 from fairseq_syntax.cli.glue_conll_prep import wordpiece_file
-from fairseq_syntax.cli.convert_bert import build_fairseq_model
+from fairseq_syntax.cli.convert_hf import build_fairseq_model
 from fairseq_syntax.parsing.conllu import ParsedSentence, format_conllu
-from fairseq_syntax.pretrained.bert import load_bert, minilm_model_dir
+from fairseq_syntax.pretrained.hf_encoders import load_bert, minilm_model_dir
 from fairseq_syntax.syntax import align_heads_to_word_starts, check_subword_heads, sdoi_mask, shift_codes, sla_mask
 from fairseq_syntax.text_prep.wordpiece import WordPieceTokenizer, basic_words
 
@@ -191,7 +191,7 @@ def test_sgnet_and_sla_add_the_segment_offset_only_to_a_pairs_second_text(conver
 def test_a_second_conversion_writes_the_same_bytes(converted, tmp_path):
     """The LM head BERT lacks starts from a fixed seed, so a re-made work/minilm is the same file."""
     run([BIN / "fairseq-syntax-convert-bert", "--out", tmp_path])
-    for name in ("model.pt", "dict.txt", "vocab.txt", "bert_config.json"):
+    for name in ("model.pt", "dict.txt", "vocab.txt", "hf_config.json"):
         assert (tmp_path / name).read_bytes() == (converted / name).read_bytes(), name
 
 

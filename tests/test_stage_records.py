@@ -175,7 +175,7 @@ def test_the_project_deletes_and_overwrites_only_what_it_wrote(tmp_path, passage
     assert (out / "bin/thesis.tex").read_text() == "years of work\n"
 
     # --pretrained at the user's own Hugging Face BERT folder: read-only, refused with what to do
-    from fairseq_syntax.pretrained.bert import minilm_model_dir
+    from fairseq_syntax.pretrained.hf_encoders import minilm_model_dir
 
     hf = tmp_path / "my-bert"
     shutil.copytree(minilm_model_dir(), hf)

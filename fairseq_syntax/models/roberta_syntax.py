@@ -53,7 +53,7 @@ class SyntaxRobertaEncoder(RobertaEncoder):
     """RoBERTa's encoder; ``src_heads`` (subword head codes, [B, T]) reach ``extract_features``.
 
     ``segment_offset`` is BERT's token-type-1 embedding minus its type-0 one (type 0 is folded into the
-    positions, pretrained/bert.py): it is added to every token after the first ``</s>`` ([SEP]), so a pair's
+    positions, pretrained/hf_encoders.py): it is added to every token after the first ``</s>`` ([SEP]), so a pair's
     second text is encoded as BERT encodes it. RoBERTa has no token types: from its checkpoints it stays zero.
     """
 
