@@ -5,6 +5,7 @@ taken as one, a number with a leading zero ("01" named a second seed 1), a name 
 """
 from __future__ import annotations
 
+import argparse
 import os
 import re
 
@@ -14,28 +15,47 @@ _INT = re.compile(r"0|[1-9][0-9]{0,17}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
+class _OptionParser(argparse.ArgumentParser):
+    """argparse, answering in the entry points' own words: an error is a Stop naming the option."""
+
+    def error(self, message):
+        m = re.match(r"argument (\S+): expected one argument", message)
+        if m:
+            raise Stop(f"{m.group(1)} needs a value; --help lists the options")
+        raise Stop(f"{message} (see --help)")
+
+
+class _Once(argparse.Action):
+    """An option given twice is refused: the last one winning silently hid a mistyped command."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, f"_{self.dest}_given", False):
+            raise Stop(f"{option_string} is given twice; give it once")
+        setattr(namespace, f"_{self.dest}_given", True)
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+
+
 def parse(argv: list[str], values: dict[str, str], flags: tuple[str, ...] = (), usage: str = "") -> dict:
     """``values`` maps each option taking a value to its default (``--max-train`` -> ``max_train``), ``flags`` the
-    options without one (False unless given). ``-h``/``--help`` prints ``usage`` and exits."""
-    got = {_key(o): d for o, d in values.items()}
-    got.update({_key(f): False for f in flags})
-    i = 0
-    while i < len(argv):
-        opt = argv[i]
-        if opt in ("-h", "--help"):
+    options without one (False unless given). ``-h``/``--help`` prints ``usage`` and exits. Read by argparse (no
+    abbreviations, each option once, no empty value)."""
+    p = _OptionParser(add_help=False, allow_abbrev=False, prog=os.environ.get("FAIRSEQ_SYNTAX_ENTRY"))
+    for opt, default in values.items():
+        p.add_argument(opt, dest=_key(opt), default=default, action=_Once)
+    for opt in flags:
+        p.add_argument(opt, dest=_key(opt), default=False, action=_Once, nargs=0)
+    taking = set(values)
+    for k, arg in enumerate(argv):  # -h where an option stands (not as an option's value)
+        if arg in ("-h", "--help") and not (k and argv[k - 1] in taking):
             print(usage.strip("\n"))
             raise SystemExit(0)
-        if opt in flags:
-            got[_key(opt)] = True
-            i += 1
-        elif opt in values:
-            if i + 1 >= len(argv) or not argv[i + 1] or argv[i + 1].startswith("--"):
-                raise Stop(f"{opt} needs a value; --help lists the options")
-            got[_key(opt)] = argv[i + 1]
-            i += 2
-        else:
-            raise Stop(f"unknown option {opt} (see --help)")
-    return got
+    got, rest = p.parse_known_args(argv)
+    if rest:
+        raise Stop(f"unknown option {rest[0]} (see --help)")
+    for opt in values:
+        if getattr(got, f"_{_key(opt)}_given", False) and getattr(got, _key(opt)) == "":
+            raise Stop(f"{opt} needs a value; --help lists the options")
+    return {k: v for k, v in vars(got).items() if not (k.startswith("_") and k.endswith("_given"))}
 
 
 def _key(option: str) -> str:
