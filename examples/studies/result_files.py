@@ -116,8 +116,11 @@ def describe(path, template: str) -> str:
 
 
 if __name__ == "__main__":  # python -m examples.studies.result_files describe PATH TEMPLATE
-    import sys
+    import argparse
 
-    if len(sys.argv) != 4 or sys.argv[1] != "describe":
-        sys.exit("usage: python -m examples.studies.result_files describe PATH TEMPLATE")
-    print(describe(sys.argv[2], sys.argv[3]))
+    ap = argparse.ArgumentParser(prog="python -m examples.studies.result_files")
+    ap.add_argument("command", choices=["describe"])
+    ap.add_argument("path")
+    ap.add_argument("template")
+    a = ap.parse_args()
+    print(describe(a.path, a.template))
