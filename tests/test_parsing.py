@@ -79,6 +79,27 @@ def test_one_and_two_workers_give_identical_bytes_and_resume(tmp_path, tokenized
     assert parse_file(str(tokenized_file), str(resumed), "spacy", shard_size=64, progress=False)["skipped"]
 
 
+def test_an_edited_parse_is_parsed_again_not_believed(tmp_path, tokenized_file, capsys):
+    """One head of a finished parse changed by hand (same tokens, still a tree): the parser's record vouches for the
+    parse's bytes, so the file is parsed again (the data-prep stage that saw it changed gets a fresh parse, not the
+    edited one back) and comes out as it was."""
+    out = tmp_path / "p.conllu"
+    parse_file(str(tokenized_file), str(out), "spacy", shard_size=100, progress=False)
+    original = out.read_bytes()
+    lines = original.decode("utf-8").split("\n")
+    first = lines[0].split("\t")  # the first token's head: make it the root's child of another word
+    n_tokens = next(i for i, line in enumerate(lines) if not line)
+    first[6] = "2" if first[6] != "2" else "3"
+    lines[0] = "\t".join(first)
+    edited = "\n".join(lines)
+    out.write_text(edited, encoding="utf-8")
+    assert n_tokens >= 3
+    stats = parse_file(str(tokenized_file), str(out), "spacy", shard_size=100, progress=False)
+    assert not stats.get("skipped") and stats["sentences"] == 300
+    assert "not the parse its record vouches for" in capsys.readouterr().err
+    assert out.read_bytes() == original
+
+
 def test_shards_of_another_input_are_discarded_by_a_merging_run_and_refused_by_an_array_task(tmp_path, capsys,
                                                                                           tokenized_file):
     lines = tokenized_file.read_text().splitlines(keepends=True)

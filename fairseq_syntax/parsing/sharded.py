@@ -74,16 +74,27 @@ def read_record(output: str) -> "dict | None":
 
 
 def write_record(output: str, input_path: str, input_sha1: str, lines: int, parser: dict) -> None:
+    """The record vouches for the parse's own bytes too (``output_sha1``): an edited head is not believed."""
+    from ..pipeline.records import sha1_file
+
     write_text(record_path(output), json.dumps({"input": os.path.basename(input_path), "input_sha1": input_sha1,
-                                                   "lines": lines, "parser": parser}, indent=1, sort_keys=True) + "\n")
+                                                   "lines": lines, "parser": parser, "output_sha1": sha1_file(output)},
+                                                  indent=1, sort_keys=True) + "\n")
 
 
-def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser: dict) -> "str | None":
-    """Why a finished parse cannot stand for this input and parser (None: it can)."""
+def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser: dict,
+                 output: "str | None" = None) -> "str | None":
+    """Why a finished parse cannot stand for this input and parser (None: it can): also a parse whose bytes are not
+    the ones its record vouches for (a head edited by hand, a file cut or replaced)."""
     if record is None:
         return "there is no record of the input and parser it was made from"
     if record.get("input_sha1") != input_sha1:
         return f"{input_path} changed since it was parsed"
+    if output is not None:
+        from ..pipeline.records import sha1_file
+
+        if record.get("output_sha1") != sha1_file(output):
+            return "it is not the parse its record vouches for (edited, cut or replaced since)"
     have = record.get("parser") or {}
     if (have.get("backend"), have.get("model")) != (parser["backend"], parser["model"]):
         return f"it was parsed with {describe_provenance(have)}, not {describe_provenance(parser)}"
@@ -195,7 +206,7 @@ def parse_file(input_path: str, output: str, backend: str = "spacy", workers: in
     plan = ShardPlan(os.path.abspath(input_path), len(sents), shard_size, backend, digest, provenance["model"])
     reparse = None
     if os.path.exists(output) and not os.path.exists(shard_dir(output)):
-        reparse = stale_reason(read_record(output), input_path, digest, provenance)
+        reparse = stale_reason(read_record(output), input_path, digest, provenance, output)
         if reparse is None:
             check_conllu_matches(output, sents, input_path)
             return {"sentences": 0, "tokens": 0, "seconds": 0.0, "skipped": True}
