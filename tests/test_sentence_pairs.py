@@ -200,3 +200,27 @@ def test_table_2_trains_scores_summarizes_and_refuses_a_trial(tmp_path_factory, 
     summary = run(cmd + ["--summary-only"])
     assert "refused MRPC_baseline_seed3" in summary.stderr and "its max_update is 4, the table's 2" in summary.stderr
     assert json.loads((res / "summary.json").read_text())["table"]["MRPC"]["baseline"]["seeds"] == [1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part", ["input1/valid", "label/valid"])
+def test_a_cut_text_idx_is_named_as_a_cut_heads_idx_is(tmp_path_factory, minilm_converted, tmp_path, part):
+    """A text or label .idx cut short (a copy interrupted): loading the split names the file, where fairseq's own
+    loader stopped on numpy's "buffer is smaller than requested size", naming none."""
+    import shutil
+
+    from fairseq import options, tasks
+
+    import fairseq_syntax
+
+    fairseq_syntax.register()
+    data = tmp_path / "bin"
+    shutil.copytree(prepare(tmp_path_factory, minilm_converted, "MRPC") / "bin", data)
+    idx = data / f"{part}.idx"
+    idx.write_bytes(idx.read_bytes()[:40])
+    args = options.parse_args_and_arch(options.get_training_parser(), [
+        str(data), "--user-dir", fairseq_syntax.USER_DIR, "--task", "syntax_sentence_prediction", "--arch",
+        "roberta_baseline_small", "--num-classes", "2", "--init-token", "0", "--criterion", "sentence_prediction"])
+    task = tasks.setup_task(args)
+    with pytest.raises(ValueError, match=rf"{part}.idx: not a whole fairseq index .*binarize the split again"):
+        task.load_dataset("valid")

@@ -41,11 +41,9 @@ def load_tokens_and_heads(prefix: str, dictionary, suffix: str = HEADS_SUFFIX, c
                           prep: str = "its data-prep script"):
     """The binarized text at ``prefix`` and its heads side file ``prefix.suffix``, checked against each other
     ((None, None) where there is no text: an optional input such as a GLUE task's ``input1``)."""
-    from fairseq.data import data_utils
+    from .packed import load_text
 
-    from .packed import checked_indexed
-
-    tokens = checked_indexed(data_utils.load_indexed_dataset(prefix, dictionary, combine=combine))
+    tokens = load_text(prefix, dictionary, combine)
     if tokens is None:
         return None, None
     heads = load_heads(f"{prefix}.{suffix}", prep)

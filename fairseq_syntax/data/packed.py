@@ -18,12 +18,39 @@ def open_indexed(prefix: str):
     ``.bin`` would otherwise fail deep in a training step, naming no file)."""
     if not indexed_dataset.MMapIndexedDataset.exists(prefix):
         raise FileNotFoundError(f"{prefix}.bin/.idx: missing")
+    check_index(prefix)
     try:
         empty = os.path.getsize(indexed_dataset.data_file_path(prefix)) == 0
         ds = (_NoData if empty else indexed_dataset.MMapIndexedDataset)(prefix)
     except Exception as e:  # a corrupt .idx: bad magic, version or a short header
         raise ValueError(f"{prefix}.idx: not a fairseq index ({e})") from None
     return _checked(ds, prefix)
+
+
+def check_index(prefix: str) -> None:
+    """``{prefix}.idx`` reads as a fairseq index (where it exists): a cut or foreign one is named here, before
+    fairseq's loader stops on numpy's "buffer is smaller than requested size", naming no file."""
+    path = indexed_dataset.index_file_path(prefix)
+    if not os.path.exists(path):
+        return
+    try:
+        index = indexed_dataset.MMapIndexedDataset.Index(path)
+    except Exception as e:  # bad magic, version, a header or table cut short
+        raise ValueError(f"{path}: not a whole fairseq index ({e}); binarize the split again") from None
+    del index
+
+
+def load_text(prefix: str, dictionary, combine: bool = False):
+    """fairseq's ``data_utils.load_indexed_dataset`` with every part's ``.idx`` and ``.bin`` checked first (each
+    ``train``, ``train1``, ... under ``combine``); None where there is no such split."""
+    from fairseq.data import data_utils
+
+    for k in range(1000 if combine else 1):
+        part = prefix + (str(k) if k else "")
+        if k and not os.path.exists(indexed_dataset.index_file_path(part)):
+            break
+        check_index(part)
+    return checked_indexed(data_utils.load_indexed_dataset(prefix, dictionary, combine=combine))
 
 
 def checked_indexed(dataset):

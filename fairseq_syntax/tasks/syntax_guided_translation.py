@@ -14,7 +14,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from ..data.heads_io import HEADS_SUFFIX, check_sizes, load_heads
-from ..data.packed import checked_indexed
+from ..data.packed import check_index, checked_indexed
 from ..data.syntax_dataset import SyntaxLanguagePairDataset
 from ..syntax.alignment import align_heads_to_subwords, words_from_subwords
 from ..distributed_check import refuse_lone_torchrun_worker
@@ -70,6 +70,11 @@ class SyntaxGuidedTranslationTask(RecordsDictionaries, TranslationTask):
         self._parser = None
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
+        src, tgt = self.cfg.source_lang, self.cfg.target_lang
+        for path in self.cfg.data.split(os.pathsep):  # a cut text .idx is named, as the heads' is
+            for a, b in ((src, tgt), (tgt, src)):
+                for lang in (src, tgt):
+                    check_index(os.path.join(path, f"{split}.{a}-{b}.{lang}"))
         super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
         checked_indexed(self.datasets[split].src)  # fairseq's loader does not check a .bin against its .idx
         checked_indexed(self.datasets[split].tgt)

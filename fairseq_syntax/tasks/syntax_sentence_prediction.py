@@ -22,7 +22,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 
 from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
-from ..data.packed import checked_indexed
+from ..data.packed import load_text
 from ..data.sentence_codes import AssembledCodesDataset, AssembledInputDataset, ClassLabelDataset, SizeSumDataset
 from ..distributed_check import refuse_lone_torchrun_worker
 from ..dictionary_record import RecordsDictionaries
@@ -83,8 +83,7 @@ class SyntaxSentencePredictionTask(RecordsDictionaries, SentencePredictionTask):
         dataset = {"id": IdDataset(), "net_input": net_input, "nsentences": NumSamplesDataset(),
                    "ntokens": SizeSumDataset(net_input.sizes)}
         if not self.cfg.regression_target:
-            labels = checked_indexed(data_utils.load_indexed_dataset(os.path.join(self.cfg.data, "label", split),
-                                                                     self.label_dictionary, combine=combine))
+            labels = load_text(os.path.join(self.cfg.data, "label", split), self.label_dictionary, combine)
             if labels is not None:
                 dataset["target"] = ClassLabelDataset(labels, -self.label_dictionary.nspecial,
                                                       os.path.join(self.cfg.data, "label", split))

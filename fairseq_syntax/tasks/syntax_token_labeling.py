@@ -26,7 +26,7 @@ from fairseq.tasks import FairseqTask, register_task
 from omegaconf import II
 
 from ..data.heads_io import HEADS_SUFFIX, load_tokens_and_heads
-from ..data.packed import checked_indexed
+from ..data.packed import load_text
 from ..data.sentence_codes import AssembledCodesDataset
 from ..data.token_labels import WordStartLabelsDataset
 from ..distributed_check import refuse_lone_torchrun_worker
@@ -77,7 +77,7 @@ class SyntaxTokenLabelingTask(RecordsDictionaries, FairseqTask):
             raise FileNotFoundError(f"{prefix}.bin: not found")
         heads_prefix = f"{prefix}.{self.cfg.heads_suffix}"
         label_prefix = os.path.join(self.cfg.data, "label", split)
-        labels = checked_indexed(data_utils.load_indexed_dataset(label_prefix, self.label_dictionary, combine=combine))
+        labels = load_text(label_prefix, self.label_dictionary, combine)
         if labels is None:
             raise FileNotFoundError(f"{label_prefix}.bin: not found")
         lead = 0
