@@ -174,3 +174,54 @@ def test_several_inputs_take_one_output_each(tmp_path):
     proc = run([BIN / "fairseq-syntax-text", "tokenize", tmp_path / "in1.txt", tmp_path / "in2.txt", "-o",
                 tmp_path / "t1", tmp_path / "t2", "-l", "en"])
     assert (tmp_path / "t1").read_text() == (tmp_path / "t2").read_text() == "A man rides a horse .\n"
+
+
+@pytest.mark.parametrize("out,says", [
+    ("work/a,b", "a comma (fairseq-preprocess splits its paths at commas)"),
+    ("work/a:b", "a colon (fairseq-train splits its data path at colons)"),
+    ("work/-x", "a part starting with '-'"),
+])
+def test_an_out_fairseqs_tools_cannot_take_is_refused_before_any_work(tmp_path, out, says):
+    """A comma in --out ran everything up to binarize, where fairseq-preprocess split the path and the work was
+    lost; a colon prepared a folder fairseq-train would split; a leading dash read as an option."""
+    from .conftest import ROOT, SHARED_DATA
+
+    proc = run(["bash", str(ROOT / "data-prep/glue.sh"), "--task", "RTE", "--glue-dir", str(SHARED_DATA / "glue"),
+                "--out", out, "--max-train", "4", "--max-eval", "4"], cwd=tmp_path, check=False)
+    one_line_error(proc, f"--out {out}: holds", says)
+    assert not (tmp_path / "work").exists()
+
+
+def test_an_out_that_is_a_file_and_a_read_only_out_are_one_line_each(tmp_path):
+    import os
+
+    from .conftest import ROOT, SHARED_DATA
+
+    (tmp_path / "f").write_text("mine\n")
+    cmd = ["bash", str(ROOT / "data-prep/glue.sh"), "--task", "RTE", "--glue-dir", str(SHARED_DATA / "glue"),
+           "--max-train", "4", "--max-eval", "4", "--out"]
+    one_line_error(run(cmd + ["f"], cwd=tmp_path, check=False), "--out f: is a file, not a folder")
+    assert (tmp_path / "f").read_text() == "mine\n"
+    (tmp_path / "ro").mkdir()
+    os.chmod(tmp_path / "ro", 0o555)
+    try:
+        if os.access(tmp_path / "ro", os.W_OK):
+            pytest.skip("this user writes into read-only folders (root)")
+        one_line_error(run(cmd + ["ro/out"], cwd=tmp_path, check=False), "ro/out")
+    finally:
+        os.chmod(tmp_path / "ro", 0o755)
+
+
+def test_an_os_error_at_the_pipelines_entry_is_one_line_naming_the_file(capsys):
+    """Disk full while a vocabulary was copied, a read-only --out: one line naming the file, no traceback."""
+    import errno
+
+    from fairseq_syntax.pipeline.messages import run_main
+
+    def full(argv):
+        raise OSError(errno.ENOSPC, "No space left on device", "work/glue/RTE/bin.tmp/input0/dict.txt")
+
+    assert run_main(full, []) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: work/glue/RTE/bin.tmp/input0/dict.txt: No space left on device; nothing was recorded as "
+                   "done there, so the same command resumes once that is mended"]

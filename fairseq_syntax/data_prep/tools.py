@@ -12,11 +12,28 @@ from ..pipeline.messages import Stop, log
 from ..pipeline.stages import Preparation
 
 
+def check_out_path(out: str) -> None:
+    """Before any work: an --out fairseq's tools can take. fairseq-preprocess splits a data path at commas and
+    fairseq-train at colons, a name starting with a dash reads as an option, and a file cannot be the folder."""
+    if not out:
+        raise Stop("--out needs a folder")
+    name = os.path.normpath(out)
+    bad = [why for ok, why in ((("," not in name), "a comma (fairseq-preprocess splits its paths at commas)"),
+                               ((":" not in name), "a colon (fairseq-train splits its data path at colons)"),
+                               (not any(part.startswith("-") for part in name.split(os.sep)),
+                                "a part starting with '-' (a tool would read it as an option)")) if not ok]
+    if bad:
+        raise Stop(f"--out {out}: holds {' and '.join(bad)}; give another folder")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise Stop(f"--out {out}: is a file, not a folder; give a folder")
+
+
 class Recipe:
     """One preparation: its ``--out`` (locked and claimed), its stages, and the tools it runs, found beside the
     interpreter (the environment's console scripts), each holding the folder's lock while it runs."""
 
     def __init__(self, out: str, corpus: str, wait: bool = False):
+        check_out_path(out)
         self.out = out
         self.prep = Preparation(out, corpus, wait)
         bin_dir = os.path.dirname(sys.executable)

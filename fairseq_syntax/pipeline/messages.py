@@ -31,6 +31,11 @@ def run_main(main, argv=None) -> int:
     except Stop as e:
         print(f"error: {e}", file=sys.stderr, flush=True)
         return 1
+    except OSError as e:  # no space, read-only, not a folder: one line naming the file, never a traceback
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        print(f"error: {where}{e.strerror or e}; nothing was recorded as done there, so the same command resumes "
+              "once that is mended", file=sys.stderr, flush=True)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader stopped early (| head): nothing more to say
