@@ -316,7 +316,7 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
     # a plan with no run in it (a control asked on a GLUE task) says so instead of finishing having done nothing
     empty = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoLA", "--systems",
                  "sgnet_nomask", "--out", str(tmp_path / "res"), "--checkpoints", str(tmp_path / "ck")], check=False)
-    assert empty.returncode == 1 and "no run in this plan" in empty.stderr and "CoNLL-2003 only" in empty.stderr
+    assert empty.returncode == 1 and "no run in this plan" in empty.stderr and "the controls run on sgnet_nomask: CoNLL-2003" in empty.stderr
     summary = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--summary-only", "--out", "res"],
                   cwd=tmp_path, check=False)
     assert summary.returncode != 0 and f"{tmp_path / 'res'}: no such folder" in summary.stderr

@@ -41,8 +41,9 @@ def release(folder, passages):
 
 
 def race_sh(race, out, pretrained, *extra, check=True):
+    parser = [] if "--parser" in extra else ["--parser", "spacy"]  # (an option given twice is refused)
     return run(["bash", ROOT / "data-prep/race.sh", "--race", race, "--out", out, "--pretrained", pretrained,
-                "--parser", "spacy", "--workers", "1", *extra], check=check, timeout=600)
+                *parser, "--workers", "1", *extra], check=check, timeout=600)
 
 
 def one_line_error(proc, *needles):
