@@ -219,3 +219,29 @@ def test_quick_mode_slices_only_the_sizes_left_at_all(monkeypatch, capsys):
     assert "FAIRSEQ_SYNTAX_QUICK: MAX_TRAIN=300" in capsys.readouterr().err
     monkeypatch.setenv("FAIRSEQ_SYNTAX_QUICK", "0")
     assert options.quick_slice({"max_train": 0}, {"max_train": 300}) == {"max_train": 0}
+
+
+def test_a_claim_cut_short_is_the_projects_own_and_a_users_folder_stays_refused(tmp_path):
+    """A full disk at the very start left an empty .corpus (and a .lock): the same command was then refused for
+    good ("was prepared by , not conll2003.sh"). Now that half-written claim, alone, is recognised and made again;
+    beside a user's file it is still refused, naming the file."""
+    from fairseq_syntax.pipeline.ownership import CORPUS_MARK, claim_out
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / CORPUS_MARK).write_text("")
+    (out / ".lock").write_text("")
+    (out / f"{CORPUS_MARK}.tmp4711").write_text("conll")
+    claim_out(str(out), "conll2003.sh")
+    assert (out / CORPUS_MARK).read_text() == "conll2003.sh\n"
+    assert sorted(p.name for p in out.iterdir()) == [CORPUS_MARK, ".lock"]
+    claim_out(str(out), "conll2003.sh")  # and it is this corpus's from now on
+    with pytest.raises(Stop, match="was prepared by conll2003.sh, not glue.sh"):
+        claim_out(str(out), "glue.sh")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / CORPUS_MARK).write_text("")
+    (mine / "notes.txt").write_text("mine\n")
+    with pytest.raises(Stop, match="an empty .corpus beside files data-prep did not write"):
+        claim_out(str(mine), "conll2003.sh")
+    assert (mine / "notes.txt").read_text() == "mine\n"

@@ -7,8 +7,10 @@ Anything else is the user's: it stops the run, named, and stays as it was.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 
+from .atomic import write_text
 from .messages import Stop
 
 OWNED = ".written-by-fairseq-syntax"
@@ -60,18 +62,27 @@ def claim_out(out: str, corpus: str, keep=(".lock",)) -> None:
     if os.path.isfile(mark):
         with open(mark, encoding="utf-8") as fh:
             have = fh.read().rstrip("\n")
-        if have != corpus:
+        half = not have and all(n in keep or n == CORPUS_MARK or n.startswith(CORPUS_MARK + ".tmp")
+                                for n in os.listdir(out))
+        if have != corpus and not half:
+            if not have:
+                raise Stop(f"{out}: an empty {CORPUS_MARK} beside files data-prep did not write; nothing there is "
+                           "deleted or overwritten: move them away or give another --out")
             raise Stop(f"{out} was prepared by {have}, not {corpus}; one folder holds one corpus: give another --out")
-        return
+        if not half:
+            return
+        # an empty mark alone: a claim cut short (a full disk at the very start) is this project's own, made again
     if os.path.isdir(os.path.join(out, ".stamps")):
         raise Stop(f"{out} holds stage records that do not name their corpus (an older version's): give another "
                    f"--out, or remove {out}/.stamps to prepare {corpus} there from the start")
     for name in sorted(os.listdir(out)):
-        if name not in keep:
+        if re.fullmatch(re.escape(CORPUS_MARK) + r"\.tmp\d+", name):  # a claim's temporary, cut short: ours
+            os.remove(os.path.join(out, name))
+            continue
+        if name not in keep and name != CORPUS_MARK:
             raise Stop(f"{out}/{name} exists and was not written by data-prep; nothing there is deleted or "
                        f"overwritten: move it away or give another --out")
-    with open(mark, "w", encoding="utf-8") as fh:
-        fh.write(corpus + "\n")
+    write_text(mark, corpus + "\n")  # whole or not at all
 
 
 def check_own_folder(folder: str, ours) -> None:
