@@ -1,5 +1,5 @@
-"""Where local copies of the corpora are, in one place: ``$FAIRSEQ_SYNTAX_DATA``, else a ``shared/data`` folder
-beside the checkout (``../shared/data``) where one exists. Each corpus is a folder there as its upstream ships it
+"""Where local copies of the corpora are, in one place: ``$FAIRSEQ_SYNTAX_DATA``, else a folder ``shared/data`` next to
+the checkout's own folder, where one exists. Each corpus is a folder there as its upstream ships it
 (``glue/RTE/train.tsv``, ``conll2003/train.txt``, ``multi30k/train.en.gz``, ...); without a local copy, data-prep
 downloads from upstream."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BESIDE_CHECKOUT = os.path.join(os.path.dirname(CHECKOUT), "shared", "data")  # ../shared/data
+BESIDE_CHECKOUT = os.path.join(os.path.dirname(CHECKOUT), "shared", "data")
 ENV = "FAIRSEQ_SYNTAX_DATA"
 
 

@@ -20,13 +20,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
-from examples.studies.runs import console_env, lock_run, no_quick_study, same_run, user_dir  # noqa: E402
+from examples.studies.runs import (console_env, corpus_dir, lock_run, need_corpus, no_quick_study,  # noqa: E402
+                                   same_run, user_dir)
 
 ARCHS = ("roberta_baseline_small", "roberta_sgnet_small", "roberta_sla_small")
 TASKS = ("CoLA", "SST-2")
@@ -38,9 +38,7 @@ def main(argv):
     res = from_caller(o["out"]) if "--out" in argv else f"{ROOT}/results/encoders"
     data_root = from_caller(o["data_root"]) if "--data-root" in argv else f"{ROOT}/work/glue"
     no_quick_study()
-    glue_dir = from_caller(os.environ["GLUE_DIR"]) if os.environ.get("GLUE_DIR") else local_copy("glue")
-    if not glue_dir:
-        raise Stop("no local copy of GLUE: set GLUE_DIR, or FAIRSEQ_SYNTAX_DATA to the folder of local corpora")
+    glue_dir = need_corpus(corpus_dir("GLUE_DIR", "glue"), "GLUE_DIR", "glue")
     os.chdir(ROOT)
     updates = {"CoLA": need_int("--updates-CoLA", o["updates_CoLA"], 4),
                "SST-2": need_int("--updates-SST-2", o["updates_SST_2"], 4)}

@@ -48,7 +48,6 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
 from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
@@ -57,8 +56,8 @@ from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: 
 from examples.studies.early_stopping import fairseq_best, validations  # noqa: E402
 from examples.studies.result_files import describe as describe_results  # noqa: E402
 from examples.studies.run_record import write_record  # noqa: E402
-from examples.studies.runs import (console_env, fine_tune_start, flag_keys, lock_run, need_block,  # noqa: E402
-                                         no_quick_study, same_run, user_dir)
+from examples.studies.runs import (console_env, corpus_dir, fine_tune_start, flag_keys, lock_run,  # noqa: E402
+                                   need_block, need_corpus, no_quick_study, same_run, user_dir)
 from examples.studies.table_protocol import METRIC, SCORED_SPLIT, write_or_check  # noqa: E402
 from examples.studies.training_log import open_log, pace  # noqa: E402
 
@@ -111,15 +110,6 @@ def table_of(argv) -> str:
     return "1"
 
 
-def local_corpus(env: str, relative: str) -> str:
-    if os.environ.get(env):
-        return from_caller(os.environ[env])
-    found = local_copy(relative)
-    if found is None:
-        raise Stop(f"no local copy of {relative}: set {env}, or FAIRSEQ_SYNTAX_DATA to the folder of local corpora")
-    return found
-
-
 def main(argv):
     table = TABLES[table_of(argv)]
     o = parse(argv, {"--table": "1", "--tasks": " ".join(table["tasks"]), "--seeds": " ".join(map(str, ALL_SEEDS)),
@@ -134,6 +124,7 @@ def main(argv):
     mode = "status" if o["status"] else "summary" if o["summary_only"] else "no-summary" if o["no_summary"] else "train"
     if mode != "status":
         no_quick_study()
+    conll_dir, glue_dir = corpus_dir("CONLL2003_DIR", "conll2003"), corpus_dir("GLUE_DIR", "glue")
     os.chdir(ROOT)
     jobs = need_int("--jobs", o["jobs"], 1)
     seeds = need_ints("--seeds", o["seeds"])
@@ -242,9 +233,11 @@ def main(argv):
             log(f"[table] {task}: using the data prepared in {out}")
             continue
         if task == "CoNLL-2003":
-            prep = ["bash", "data-prep/conll2003.sh", "--conll-dir", local_corpus("CONLL2003_DIR", "conll2003")]
+            prep = ["bash", "data-prep/conll2003.sh", "--conll-dir",
+                    need_corpus(conll_dir, "CONLL2003_DIR", "conll2003")]
         else:
-            prep = ["bash", "data-prep/glue.sh", "--task", task, "--glue-dir", local_corpus("GLUE_DIR", "glue")]
+            prep = ["bash", "data-prep/glue.sh", "--task", task, "--glue-dir",
+                    need_corpus(glue_dir, "GLUE_DIR", "glue")]
         prep += ["--random-trees", "1"] if task in random_trees else []
         run_tool([*prep, "--out", out, "--pretrained", pretrained, "--parser", "spacy", "--workers", jobs, "--wait"],
             f"preparing {task} into {out} failed", env=env)

@@ -64,7 +64,6 @@ TABLES = {
     "2": {"tasks": PAIR_TASKS, "control_tasks": ("MRPC", "STS-B"), "block": "sla-table2-summary", "paper": PAPER2,
           "results": "results/encoders_table2"},
 }
-TASK_OF_TABLE = {task: name for name, spec in TABLES.items() for task in spec["tasks"]}
 
 
 def interval(ci: list[float], paper: float | None) -> str:

@@ -14,7 +14,8 @@ import subprocess
 import sys
 
 from fairseq_syntax.pipeline.locks import FileLock, Held, program
-from fairseq_syntax.pipeline.logs import ROOT
+from fairseq_syntax.local_data import local_copy
+from fairseq_syntax.pipeline.logs import ROOT, from_caller
 from fairseq_syntax.pipeline.messages import Stop, log
 from fairseq_syntax.quick import quick_mode
 from . import run_options
@@ -112,6 +113,18 @@ def console_env(threads: int | None = None) -> dict:
     if threads:
         env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     return env
+
+
+def corpus_dir(env: str, relative: str) -> str | None:
+    """A corpus's local folder: ``$env`` taken from where the user is (call it before changing folder), else the local
+    copy (fairseq_syntax/local_data.py), else None."""
+    return from_caller(os.environ[env]) if os.environ.get(env) else local_copy(relative)
+
+
+def need_corpus(folder: str | None, env: str, relative: str) -> str:
+    if folder is None:
+        raise Stop(f"no local copy of {relative}: set {env}, or FAIRSEQ_SYNTAX_DATA to the folder of local corpora")
+    return folder
 
 
 def user_dir() -> str:

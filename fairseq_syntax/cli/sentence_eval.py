@@ -64,7 +64,8 @@ def main(argv=None) -> int:
         result = {"split": a.split, "checkpoint": a.path, "sentences": len(gold), "pearson": pearson(gold, pred),
                   "spearman": spearman(gold, pred)}
         print(f"{a.split}\tsentences={len(gold)}\tpearson={result['pearson']:.2f}\tspearman={result['spearman']:.2f}")
-        write_eval_outputs(a, result, ({"sentence": i, "gold": g, "pred": q} for i, (g, q) in enumerate(zip(gold, pred))))
+        write_eval_outputs(a, result, ({"sentence": i, "gold": g, "pred": q}
+                                       for i, (g, q) in enumerate(zip(gold, pred))))
         return 0
     right = sum(g == q for g, q in zip(gold, pred))
     result = {"split": a.split, "checkpoint": a.path, "sentences": len(gold), "correct": right,

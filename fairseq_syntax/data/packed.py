@@ -5,6 +5,7 @@ collater needs, :class:`PackedRows` gathers all rows of a batch by fancy indexin
 """
 from __future__ import annotations
 
+import itertools
 import os
 
 import numpy as np
@@ -18,7 +19,6 @@ def open_indexed(prefix: str):
     ``.bin`` would otherwise fail deep in a training step, naming no file)."""
     if not indexed_dataset.MMapIndexedDataset.exists(prefix):
         raise FileNotFoundError(f"{prefix}.bin/.idx: missing")
-    check_index(prefix)
     try:
         empty = os.path.getsize(indexed_dataset.data_file_path(prefix)) == 0
         ds = (_NoData if empty else indexed_dataset.MMapIndexedDataset)(prefix)
@@ -45,9 +45,9 @@ def load_text(prefix: str, dictionary, combine: bool = False):
     ``train``, ``train1``, ... under ``combine``); None where there is no such split."""
     from fairseq.data import data_utils
 
-    for k in range(1000 if combine else 1):
+    for k in itertools.count():  # the parts fairseq's loader reads: prefix, then prefix1, prefix2, ... under combine
         part = prefix + (str(k) if k else "")
-        if k and not os.path.exists(indexed_dataset.index_file_path(part)):
+        if k and (not combine or not os.path.exists(indexed_dataset.index_file_path(part))):
             break
         check_index(part)
     return checked_indexed(data_utils.load_indexed_dataset(prefix, dictionary, combine=combine))

@@ -27,8 +27,9 @@ SPLITS = ("train", "valid", "test")
 
 
 def main(argv):
-    o = parse(argv, {"--conll-dir": os.environ.get("CONLL2003_DIR", "") or local_corpus("conll2003"), "--out": "work/conll2003",
-                     "--pretrained": "work/minilm", "--parser": "auto", "--workers": "2", "--max-train": "0",
+    o = parse(argv, {"--conll-dir": os.environ.get("CONLL2003_DIR", "") or local_corpus("conll2003"),
+                     "--out": "work/conll2003", "--pretrained": "work/minilm", "--parser": "auto", "--workers": "2",
+                     "--max-train": "0",
                      "--max-eval": "0", "--random-trees": ""}, ("--wait",), __doc__)
     src = o["conll_dir"]
     if not src:

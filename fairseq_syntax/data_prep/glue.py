@@ -26,12 +26,12 @@ import os
 import shutil
 import zipfile
 
+from ..local_data import local_corpus
 from ..pipeline.atomic import write_text
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
-from .tools import Recipe, Stop, count_lines, download, head_lines, log
-from ..local_data import local_corpus
 from ..text_io import text_lines
+from .tools import Recipe, Stop, count_lines, download, head_lines, log
 from .wordpieces import binarize_labels, binarize_pieces, ensure_pretrained
 
 TASKS = ("CoLA", "SST-2", "MRPC", "RTE", "QNLI", "QQP", "MNLI", "STS-B", "WNLI")

@@ -38,7 +38,8 @@ FILES = ("chu_sample_train.txt", "chu_sample_valid.txt", "lambada_development_pl
 
 
 def main(argv):
-    o = parse(argv, {"--lambada-dir": local_corpus("lambada"), "--novels": "", "--novel-passages": "0", "--train-sample": "0",
+    o = parse(argv, {"--lambada-dir": local_corpus("lambada"), "--novels": "", "--novel-passages": "0",
+                     "--train-sample": "0",
                      "--coref": "neuralcoref", "--chains-dir": "", "--parser": "auto", "--workers": "2",
                      "--coref-env": "work/coref-env",
                      "--coref-wheels": os.environ.get("FAIRSEQ_SYNTAX_COREF_WHEELS", ""), "--max-eval": "0",

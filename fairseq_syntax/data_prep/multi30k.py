@@ -31,7 +31,8 @@ SRC, TGT = "en", "de"
 
 
 def main(argv):
-    o = parse(argv, {"--local-dir": os.environ.get("MULTI30K_DIR", "") or local_corpus("multi30k"), "--out": "work/multi30k",
+    o = parse(argv, {"--local-dir": os.environ.get("MULTI30K_DIR", "") or local_corpus("multi30k"),
+                     "--out": "work/multi30k",
                      "--parser": "auto", "--bpe-merges": "10000", "--workers": "2", "--max-train": "0",
                      "--max-eval": "0"}, ("--wait",), __doc__)
     need_parser(o["parser"])

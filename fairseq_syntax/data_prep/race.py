@@ -32,7 +32,8 @@ URL = "http://www.cs.cmu.edu/~glai1/data/race/RACE.tar.gz"
 
 
 def main(argv):
-    o = parse(argv, {"--race": os.environ.get("RACE_DIR", "") or local_corpus("race/RACE.tar.gz"), "--out": "work/race", "--pretrained": "work/minilm",
+    o = parse(argv, {"--race": os.environ.get("RACE_DIR", "") or local_corpus("race/RACE.tar.gz"),
+                     "--out": "work/race", "--pretrained": "work/minilm",
                      "--levels": "both", "--parser": "auto", "--workers": "2", "--max-train": "0", "--max-eval": "0",
                      "--random-trees": ""}, ("--wait",), __doc__)
     levels = need_choice("--levels", o["levels"], ("middle", "high", "both"), "--levels must be middle, high or both")

@@ -62,10 +62,14 @@ class SyntaxRobertaEncoder(RobertaEncoder):
         self.segment_offset = nn.Parameter(torch.zeros(args.encoder_embed_dim))
         set_layernorm_eps(self, args.layernorm_eps)
 
-    def segment_embeddings(self, src_tokens, token_embeddings=None):
+    def segments(self, src_tokens):
+        """[B, T] sentence index of every token (padding -1): sla_attention.pair_segments."""
+        return pair_segments(src_tokens, self.dictionary.eos(), self.dictionary.pad())
+
+    def segment_embeddings(self, src_tokens, token_embeddings=None, segments=None):
         """The token embeddings with the second segment's offset added, or ``token_embeddings`` as given when no
         row of the batch has a second segment (single sentences: fairseq's own path, unchanged)."""
-        second = pair_segments(src_tokens, self.dictionary.eos(), self.dictionary.pad()).gt(0)
+        second = (self.segments(src_tokens) if segments is None else segments).gt(0)
         if not bool(second.any()):
             return token_embeddings
         encoder = self.sentence_encoder
@@ -120,8 +124,8 @@ class SGNetRobertaEncoder(SyntaxRobertaEncoder):
     def extract_features(self, src_tokens, return_all_hiddens=False, src_heads=None, need_syntax_weights=False,
                          read_rows=None, **kwargs):
         self.check_heads(src_tokens, src_heads, "roberta_sgnet")
-        out = self.sentence_encoder(src_tokens, return_all_hiddens=return_all_hiddens,
-                                    token_embeddings=self.segment_embeddings(src_tokens, kwargs.get("token_embeddings")))
+        embeddings = self.segment_embeddings(src_tokens, kwargs.get("token_embeddings"))
+        out = self.sentence_encoder(src_tokens, return_all_hiddens=return_all_hiddens, token_embeddings=embeddings)
         pool_rows = None
         if self.cls_scope == "sentence":
             pool_rows = torch.zeros_like(src_heads, dtype=torch.bool)
@@ -160,10 +164,10 @@ class SLARobertaEncoder(SyntaxRobertaEncoder):
 
     def extract_features(self, src_tokens, return_all_hiddens=False, src_heads=None, **kwargs):
         self.check_heads(src_tokens, src_heads, "roberta_sla")
-        segments = pair_segments(src_tokens, self.dictionary.eos(), self.dictionary.pad())
+        segments = self.segments(src_tokens)  # one per batch: the local masks' and the segment offset's
         local = local_allowed(src_heads, self.args, segments)
         out = run_encoder_layers(self.sentence_encoder, src_tokens, local, return_all_hiddens,
-                                 self.segment_embeddings(src_tokens, kwargs.get("token_embeddings")))
+                                 self.segment_embeddings(src_tokens, kwargs.get("token_embeddings"), segments))
         inner = out["encoder_states"] if return_all_hiddens else None
         return out["encoder_out"][0].transpose(0, 1), {"inner_states": inner}
 

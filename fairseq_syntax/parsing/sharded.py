@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from ..pipeline.atomic import atomic_path, write_text
 from ..pipeline.locks import FileLock, Held
 from ..pipeline.ownership import check_own_folder, remove_own_folder
-from ..pipeline.records import plan_folder, read_own_json
+from ..pipeline.records import plan_folder, read_own_json, sha1_file
 from ..text_io import text_lines
 from .backends import describe_provenance, first_different_token, get_parser, parser_provenance
 from .conllu import format_conllu, read_conllu_file
@@ -75,8 +75,6 @@ def read_record(output: str) -> "dict | None":
 
 def write_record(output: str, input_path: str, input_sha1: str, lines: int, parser: dict) -> None:
     """The record vouches for the parse's own bytes too (``output_sha1``): an edited head is not believed."""
-    from ..pipeline.records import sha1_file
-
     write_text(record_path(output), json.dumps({"input": os.path.basename(input_path), "input_sha1": input_sha1,
                                                    "lines": lines, "parser": parser, "output_sha1": sha1_file(output)},
                                                   indent=1, sort_keys=True) + "\n")
@@ -90,11 +88,8 @@ def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser
         return "there is no record of the input and parser it was made from"
     if record.get("input_sha1") != input_sha1:
         return f"{input_path} changed since it was parsed"
-    if output is not None:
-        from ..pipeline.records import sha1_file
-
-        if record.get("output_sha1") != sha1_file(output):
-            return "it is not the parse its record vouches for (edited, cut or replaced since)"
+    if output is not None and record.get("output_sha1") != sha1_file(output):
+        return "it is not the parse its record vouches for (edited, cut or replaced since)"
     have = record.get("parser") or {}
     if (have.get("backend"), have.get("model")) != (parser["backend"], parser["model"]):
         return f"it was parsed with {describe_provenance(have)}, not {describe_provenance(parser)}"

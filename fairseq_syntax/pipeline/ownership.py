@@ -15,6 +15,7 @@ from .messages import Stop
 
 OWNED = ".written-by-fairseq-syntax"
 CORPUS_MARK = ".corpus"
+_CLAIM_TMP = re.compile(re.escape(CORPUS_MARK) + r"\.tmp\d+")  # atomic_path's temporary of a claim
 
 
 def owned_or_absent(path: str, out: str) -> None:
@@ -62,8 +63,7 @@ def claim_out(out: str, corpus: str, keep=(".lock",)) -> None:
     if os.path.isfile(mark):
         with open(mark, encoding="utf-8") as fh:
             have = fh.read().rstrip("\n")
-        half = not have and all(n in keep or n == CORPUS_MARK or n.startswith(CORPUS_MARK + ".tmp")
-                                for n in os.listdir(out))
+        half = not have and all(n in keep or n == CORPUS_MARK or _CLAIM_TMP.fullmatch(n) for n in os.listdir(out))
         if have != corpus and not half:
             if not have:
                 raise Stop(f"{out}: an empty {CORPUS_MARK} beside files data-prep did not write; nothing there is "
@@ -76,7 +76,7 @@ def claim_out(out: str, corpus: str, keep=(".lock",)) -> None:
         raise Stop(f"{out} holds stage records that do not name their corpus (an older version's): give another "
                    f"--out, or remove {out}/.stamps to prepare {corpus} there from the start")
     for name in sorted(os.listdir(out)):
-        if re.fullmatch(re.escape(CORPUS_MARK) + r"\.tmp\d+", name):  # a claim's temporary, cut short: ours
+        if _CLAIM_TMP.fullmatch(name):  # a claim's temporary, cut short: ours
             os.remove(os.path.join(out, name))
             continue
         if name not in keep and name != CORPUS_MARK:

@@ -93,9 +93,8 @@ def read_vocab(model_dir: str, family: str) -> list[str] | None:
 
 
 def load_hf_encoder(model_dir: str) -> EncoderCheckpoint:
-    for name in ("config.json",):
-        if not os.path.isfile(os.path.join(model_dir, name)):
-            raise FileNotFoundError(f"{model_dir}: no {name} (expected a Hugging Face model directory)")
+    if not os.path.isfile(os.path.join(model_dir, "config.json")):
+        raise FileNotFoundError(f"{model_dir}: no config.json (expected a Hugging Face model directory)")
     with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as fh:
         config = json.load(fh)
     family = config.get("model_type")
@@ -201,16 +200,15 @@ def segment_offset(ck: EncoderCheckpoint) -> torch.Tensor:
     return (types[1] - types[0]).contiguous().clone()
 
 
-def fairseq_arch_args(ck_or_config) -> dict:
+def fairseq_arch_args(ck: EncoderCheckpoint) -> dict:
     """The fairseq model options that give the encoder the model's sizes."""
-    config = ck_or_config.config if isinstance(ck_or_config, EncoderCheckpoint) else ck_or_config
-    roberta_like = FAMILIES.get(config.get("model_type", "bert"), ("", False))[1]
+    config = ck.config
     return {
         "encoder_layers": config["num_hidden_layers"],
         "encoder_embed_dim": config["hidden_size"],
         "encoder_ffn_embed_dim": config["intermediate_size"],
         "encoder_attention_heads": config["num_attention_heads"],
         # RoBERTa's position table counts the padding index and the one before it
-        "max_positions": config["max_position_embeddings"] - (FAIRSEQ_PAD + 1 if roberta_like else 0),
+        "max_positions": config["max_position_embeddings"] - (FAIRSEQ_PAD + 1 if ck.fairseq_order else 0),
         "layernorm_eps": config.get("layer_norm_eps", 1e-12),
     }

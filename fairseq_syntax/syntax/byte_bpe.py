@@ -46,13 +46,19 @@ def word_byte_spans(text: str, words: Sequence[str], where: str = "sentence") ->
 
 def piece_words(text: str, words: Sequence[str], pieces: Sequence[bytes], where: str = "sentence") -> list[int]:
     """The word (0-based) each piece belongs to, by the rules above; non-decreasing."""
+    return _owners(text, words, pieces, where)[0]
+
+
+def _owners(text, words, pieces, where) -> tuple[list[int], list[tuple[int, int]]]:
+    """(each piece's word, each word's byte span), the spans found once for both."""
     data = text.encode("utf-8")
     if b"".join(pieces) != data:
         raise ValueError(f"{where}: the pieces spell {b''.join(pieces)[:40]!r}..., not the text {data[:40]!r}...")
     if not words:
         raise ValueError(f"{where}: no words")
+    spans = word_byte_spans(text, words, where)
     owner = [-1] * len(data)
-    for k, (a, b) in enumerate(word_byte_spans(text, words, where)):
+    for k, (a, b) in enumerate(spans):
         owner[a:b] = [k] * (b - a)
     out: list[int | None] = []
     at = 0
@@ -69,7 +75,7 @@ def piece_words(text: str, words: Sequence[str], pieces: Sequence[bytes], where:
         if w is None:
             out[i] = prev
         prev = out[i]
-    return out
+    return out, spans
 
 
 def contract_heads(heads: Sequence[int], group: Sequence[int]) -> list[int]:
@@ -107,14 +113,10 @@ def byte_bpe_head_codes(text: str, words: Sequence[str], heads: Sequence[int], p
     """One head code per byte-level BPE piece of ``text``, from the parse ``words``/``heads`` of the same text."""
     if len(heads) != len(words):
         raise ValueError(f"{where}: {len(words)} words but {len(heads)} heads")
-    owner = piece_words(text, words, pieces, where)
+    owner, spans = _owners(text, words, pieces, where)
     starts = [i for i, w in enumerate(owner) if i == 0 or w != owner[i - 1]]
     present = [owner[i] for i in starts]  # the words a piece starts in, in order
-    spans = word_byte_spans(text, words, where)
-    piece_of_byte, at = [], 0
-    for i, p in enumerate(pieces):
-        piece_of_byte += [i] * len(p)
-        at += len(p)
+    piece_of_byte = [i for i, p in enumerate(pieces) for _ in p]
     group, g = [], -1
     for k in range(len(words)):  # a word no piece starts in joins the word of the piece holding its first byte
         if g + 1 < len(present) and present[g + 1] == k:
