@@ -2,10 +2,13 @@
 """Throughput of the syntax steps of data-prep, and projected wall time for WMT14 (4.5M pairs).
 
 Parses real newstest2014 English (tokenized like the pipeline) with spaCy at 1 and 2 worker
-processes, then times alignment to BPE subwords plus binarization of the heads. Prints a table
-and writes JSON (default results/benchmarks/bench_prep.json).
+processes, then times alignment to BPE subwords plus binarization of the heads, and GPT-2's byte-level BPE
+(RoBERTa's, BART's: a BPE of that size trained here on the same text, read by fairseq's own encoder) with its
+pieces aligned to the parser's words, against fairseq's encoder alone. Prints a table and writes JSON (default
+results/benchmarks/bench_prep.json).
 
     .venv/bin/python benchmarks/bench_prep.py [--sentences N] [--out results/benchmarks/bench_prep.json]
+    .venv/bin/python benchmarks/bench_prep.py --part byte-bpe  # results/benchmarks/bench_prep_byte_bpe.json
 """
 import argparse
 import json
@@ -33,8 +36,13 @@ def main():
     p.add_argument("--sentences", type=int, default=3003, help="how many sentences to parse (repeats the file)")
     p.add_argument("--shard-size", type=int, default=200)
     p.add_argument("--bpe-merges", type=int, default=8000)
-    p.add_argument("--out", default=str(ROOT / "results/benchmarks/bench_prep.json"))
+    p.add_argument("--part", choices=("all", "byte-bpe"), default="all",
+                   help="byte-bpe: GPT-2's byte-level BPE against fairseq's encoder alone, nothing else")
+    p.add_argument("--out", help="default results/benchmarks/bench_prep.json (bench_prep_byte_bpe.json for "
+                                 "--part byte-bpe)")
     args = p.parse_args()
+    args.out = args.out or str(ROOT / "results/benchmarks" / (
+        "bench_prep.json" if args.part == "all" else "bench_prep_byte_bpe.json"))
 
     from fairseq_syntax.cli.align import align_files
     from fairseq_syntax.parsing.sharded import parse_file
@@ -45,6 +53,13 @@ def main():
     tmp = Path(tempfile.mkdtemp(prefix="bench_prep."))
     segs = read_sgm_segments(args.sgm)
     segs = (segs * (args.sentences // len(segs) + 1))[: args.sentences]
+    if args.part == "byte-bpe":
+        gpt2 = byte_bpe_alignment(segs, tmp, args.bpe_merges)
+        report_byte_bpe(gpt2)
+        write_result(args.out, {"machine": f"{platform.machine()}, {os.cpu_count()} cores",
+                                "input": f"newstest2014 EN, raw, {len(segs)} sentences", "gpt2_byte_bpe": gpt2})
+        shutil.rmtree(tmp)
+        return
     pipe = MosesPipeline("en")
     tok = tmp / "text.en"
     tok.write_text("".join(pipe(s) + "\n" for s in segs), encoding="utf-8")
@@ -89,6 +104,9 @@ def main():
     print(f"align + binarize heads: {t_align:.2f} s + {t_bin:.2f} s = {t_ab:.2f} s, "
           f"{n_sent / t_ab:.0f} sent/s; {100 * overhead:.1f}% of 1-worker parse time", flush=True)
 
+    gpt2 = byte_bpe_alignment(segs, tmp, args.bpe_merges)
+    report_byte_bpe(gpt2)
+
     speedup = parse[2]["sent_per_s"] / parse[1]["sent_per_s"]
     eff = speedup / 2
     per_worker = parse[1]["sent_per_s"]
@@ -108,16 +126,65 @@ def main():
         "binarize_heads_seconds": t_bin,
         "align_binarize_sent_per_s": n_sent / t_ab,
         "align_binarize_share_of_parse_time": overhead,
+        "gpt2_byte_bpe": gpt2,
         "projected_hours_wmt14_4.5M": {k: v / 3600 for k, v in proj.items()},
         "projection_note": "16 workers: 1-worker rate x 16 x the 2-worker efficiency (assumes 16 cores)",
     }
     print(f"2 workers / 1 worker: {speedup:.2f}x (outputs identical: {identical})")
     print("projected parse time for WMT14's 4.5M sentences: " +
           ", ".join(f"{k} worker(s) {v / 3600:.1f} h" for k, v in proj.items()))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    write_result(args.out, result)
     shutil.rmtree(tmp)
+
+
+def write_result(path: str, result: dict) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {path}")
+
+
+def report_byte_bpe(gpt2: dict) -> None:
+    print(f"GPT-2 byte-level BPE ({gpt2['vocabulary']} pieces): fairseq's encoder alone "
+          f"{gpt2['encoder_pieces_per_s']:.0f} pieces/s; with each piece placed on its word and the heads aligned "
+          f"{gpt2['aligned_pieces_per_s']:.0f} pieces/s ({gpt2['aligned_over_encoder']:.2f} of the encoder's rate)",
+          flush=True)
+
+
+def byte_bpe_alignment(segs, tmp: Path, merges: int) -> dict:
+    """Raw sentences through fairseq's GPT-2 encoder alone, and through data-prep's subword step (the same
+    encoder, then each piece placed on its word by bytes and the heads aligned: data/pretrained_pieces.py)."""
+    from tokenizers import ByteLevelBPETokenizer
+
+    from fairseq_syntax.data.pretrained_pieces import PretrainedPieces
+    from fairseq_syntax.parsing.conllu import read_conllu_file
+    from fairseq_syntax.parsing.sharded import parse_file
+    from fairseq_syntax.text_prep.wordpiece import basic_words
+
+    folder = tmp / "gpt2"
+    folder.mkdir()
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(segs, vocab_size=256 + merges, min_frequency=2, show_progress=False)
+    bpe.save_model(str(folder))  # GPT-2's two files under Hugging Face's names
+    os.replace(folder / "vocab.json", folder / "encoder.json")
+    os.replace(folder / "merges.txt", folder / "vocab.bpe")
+    words = tmp / "raw.words"
+    words.write_text("".join(" ".join(basic_words(s)) + "\n" for s in segs), encoding="utf-8")
+    parse_file(str(words), str(tmp / "raw.conllu"), "spacy", workers=2, progress=False)
+    trees = list(read_conllu_file(str(tmp / "raw.conllu")))
+    # each timing with an encoder of its own: fairseq's caches every word's BPE, and a warm cache would flatter
+    # whichever ran second
+    encoder = PretrainedPieces(str(folder)).gpt2
+    t0 = time.perf_counter()
+    n_pieces = sum(len(encoder.encode(s)) for s in segs)
+    t_enc = time.perf_counter() - t0
+    reader = PretrainedPieces(str(folder))
+    t0 = time.perf_counter()
+    for k, (s, tree) in enumerate(zip(segs, trees)):
+        reader.encode(tree.words, tree.heads, f"sentence {k + 1}", s)
+    t_all = time.perf_counter() - t0
+    return {"vocabulary": len(reader.gpt2.encoder), "sentences": len(segs), "pieces": n_pieces,
+            "encoder_seconds": t_enc, "aligned_seconds": t_all, "encoder_pieces_per_s": n_pieces / t_enc,
+            "aligned_pieces_per_s": n_pieces / t_all, "aligned_over_encoder": t_enc / t_all}
 
 
 if __name__ == "__main__":

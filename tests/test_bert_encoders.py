@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import fairseq_syntax
-from fairseq_syntax.cli.glue_conll_prep import wordpiece_file
+from fairseq_syntax.cli.glue_conll_prep import pieces_file
 from fairseq_syntax.cli.convert_hf import build_fairseq_model
 from fairseq_syntax.parsing.conllu import ParsedSentence, format_conllu
 from fairseq_syntax.pretrained.hf_encoders import load_bert, minilm_model_dir
@@ -348,12 +348,12 @@ def test_a_classification_head_gets_the_full_sdoi_output_of_its_one_row(converte
         assert (a is None) == (b is None) and (a is None or torch.allclose(a, b, atol=1e-5))
 
 
-def test_wordpiece_step_names_the_file_and_sentence_on_a_mismatch(tmp_path, minilm):
+def test_pieces_step_names_the_file_and_sentence_on_a_mismatch(tmp_path, minilm):
     words = tmp_path / "w.txt"
     words.write_text("The cat sat .\nA dog ran .\n")
     conllu = tmp_path / "p.conllu"
     conllu.write_text(format_conllu(ParsedSentence(["The", "cat", "sat", "."], [2, 3, 0, 3]))
                       + format_conllu(ParsedSentence(["A", "dog", "ran"], [2, 3, 0])))
     with pytest.raises(ValueError, match=r"p.conllu: sentence 2 .*w.txt:2"):
-        wordpiece_file(minilm.model_dir + "/vocab.txt", str(words), str(conllu), str(tmp_path / "out"))
+        pieces_file(minilm.model_dir, str(words), str(conllu), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()

@@ -117,3 +117,50 @@ def test_through_fairseqs_own_gpt2_encoder_on_real_sentences(tmp_path):
         check_subword_heads(codes, f"sentence {k + 1}")
         aligned += len(p)
     assert aligned > 1000
+
+
+class _Proto:
+    """What sentencepiece's proto gives of a piece: the piece and its surface's byte offsets in the raw text."""
+
+    def __init__(self, *pieces):
+        self.pieces = [type("Piece", (), {"piece": p, "begin": b, "end": e}) for p, b, e in pieces]
+
+
+def sentencepiece_with(*pieces):
+    """XLM-R's pieces as sentencepiece gives them for one text (written out by hand), through PretrainedPieces."""
+    from fairseq_syntax.data.pretrained_pieces import PretrainedPieces
+
+    reader = PretrainedPieces.__new__(PretrainedPieces)
+    reader.scheme = "sentencepiece"
+    reader.spm = type("Spm", (), {"encode": lambda self, text, return_type: _Proto(*pieces)})()
+    return reader
+
+
+def test_sentencepiece_pieces_take_the_white_space_its_normalization_drops():
+    # "a  b": sentencepiece keeps "▁a" (0-1) and "▁b" (1-4: its surface holds both spaces); the bytes tile the text
+    sp = sentencepiece_with(("▁a", 0, 1), ("▁b", 1, 4))
+    assert sp.sentencepiece_pieces("a  b", "s") == (["▁a", "▁b"], [b"a", b"  b"])
+    # a gap between surfaces (offsets that skip the spaces) and a trailing space: the next piece, the last piece
+    sp = sentencepiece_with(("▁a", 0, 1), ("▁b", 3, 4))
+    assert sp.sentencepiece_pieces("a  b ", "s")[1] == [b"a", b"  b "]
+    symbols, codes = sp.encode(["a", "b"], [2, 0], "s", "a  b ")
+    assert symbols == ["▁a", "▁b"] and codes == [2, 2]
+
+
+def test_a_lone_word_start_goes_with_the_word_after_it():
+    # "x (1)": "▁" (surface " ") then "(" glued: the "▁" starts the word "(", as sentencepiece's marker says
+    sp = sentencepiece_with(("▁x", 0, 1), ("▁", 1, 2), ("(", 2, 3), ("1", 3, 4), (")", 4, 5))
+    symbols, p = sp.sentencepiece_pieces("x (1)", "s")
+    assert p == [b"x", b"", b" (", b"1", b")"]
+    assert piece_words("x (1)", ["x", "(", "1", ")"], p) == [0, 1, 1, 2, 3]
+    # x root; ( -> 1; 1 -> x; ) -> 1: the "▁" carries "("'s head (position of "1": 4), "(" continues it (-2)
+    assert sp.encode(["x", "(", "1", ")"], [0, 3, 1, 3], "s", "x (1)")[1] == [1, 4, -2, 1, 4]
+
+
+def test_a_normalized_character_keeps_its_word_start():
+    # "x ﬁne": NFKC makes "ﬁ" two letters; sentencepiece gives "▁f" the space alone and "ine" the ligature's bytes
+    text = "x ﬁne"
+    sp = sentencepiece_with(("▁x", 0, 1), ("▁f", 1, 2), ("ine", 2, 7))
+    symbols, p = sp.sentencepiece_pieces(text, "s")
+    assert p == [b"x", b"", " ﬁne".encode("utf-8")]
+    assert sp.encode(["x", "ﬁne"], [0, 1], "s", text)[1] == [1, 1, -2]

@@ -1,13 +1,14 @@
-"""fairseq-syntax-classification: text steps of data-prep/glue.sh (GLUE TSV -> words -> WordPieces + heads).
+"""fairseq-syntax-classification: text steps of data-prep/glue.sh (GLUE TSV -> words -> the model's subwords + heads).
 
     fairseq-syntax-classification extract TSV --task CoLA --out-prefix raw/train   # raw/train.input0, .label
     fairseq-syntax-classification words raw/train.input0 -o words/train.input0     # BERT basic words, cased
     fairseq-syntax-parse words/train.input0 -o parse/train.input0.conllu            # (the shared parse step)
-    fairseq-syntax-classification wordpiece --vocab vocab.txt --words words/train.input0 \\
-        --conllu parse/train.input0.conllu -o wp/train.input0                       # wp/train.input0{,.heads}
+    fairseq-syntax-classification pieces --pretrained work/minilm --words words/train.input0 \\
+        --conllu parse/train.input0.conllu --text raw/train.input0 -o wp/train.input0   # wp/train.input0{,.heads}
 
-The parser sees BERT's own word split (with case), so every WordPiece belongs to exactly one
-parsed word and the pieces are exactly what BERT's tokenizer gives for the sentence.
+The parser sees BERT's own word split (with case). With BERT's WordPiece every piece belongs to exactly one parsed
+word and the pieces are exactly what BERT's tokenizer gives; GPT-2's byte-level BPE (RoBERTa, BART) and
+sentencepiece (XLM-R) encode the raw line, each piece placed on its word by bytes (data/pretrained_pieces.py).
 """
 from __future__ import annotations
 
@@ -17,9 +18,8 @@ import sys
 from ..pipeline.atomic import atomic_path
 from ..column_files import column_rows
 from ..parsing.conllu import read_conllu_file
-from ..syntax.alignment import align_heads_to_word_starts
 from ..text_io import text_lines
-from ..text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
+from ..text_prep.wordpiece import basic_words
 from .guards import check_outputs
 
 # GLUE tasks as fairseq's examples/roberta/preprocess_GLUE_tasks.sh reads them:
@@ -178,29 +178,34 @@ def words_file(src: str, dst: str) -> int:
     return len(out)
 
 
-def wordpiece_file(vocab: str, words_path: str, conllu: str, out: str, lower: bool = True) -> int:
-    """``out`` (pieces, one sentence a line) and ``out.heads`` (one code per piece)."""
-    tok = WordPieceTokenizer(vocab, lower=lower)
-    pieces_out, heads_out = [], []
+def pieces_file(pretrained: str, words_path: str, conllu: str, out: str, text_path: str | None = None) -> int:
+    """``out`` (the model's own subword symbols, one sentence a line) and ``out.heads`` (one code per symbol): the
+    scheme is the pretrained folder's (data/pretrained_pieces.py); ``text_path`` holds the raw lines the words came
+    from, which byte-level BPE and sentencepiece encode."""
+    from ..data.pretrained_pieces import PretrainedPieces
+
+    pieces = PretrainedPieces(pretrained)
     lines = [x.rstrip("\r\n") for x in text_lines(words_path)]
+    texts = [x.rstrip("\r\n") for x in text_lines(text_path)] if text_path else None
+    if texts is not None and len(texts) != len(lines):
+        raise ValueError(f"{text_path} has {len(texts)} lines but {words_path} has {len(lines)}")
+    symbols_out, heads_out = [], []
     n = 0
     for n, sent in enumerate(read_conllu_file(conllu), 1):
         if n > len(lines):
             raise ValueError(f"{conllu}: sentence {n} (line {sent.line}) has no line in {words_path} "
                              f"({len(lines)} lines)")
-        words = lines[n - 1].split()
-        if words != sent.words:
+        if lines[n - 1].split() != sent.words:
             raise ValueError(f"{conllu}: sentence {n} (line {sent.line}) has words {sent.words[:8]}..., but "
-                             f"{words_path}:{n} has {words[:8]}...")
-        per_word = tok.split_words(sent.words)
-        flat = [p for ps in per_word for p in ps]
-        codes = align_heads_to_word_starts(sent.heads, word_starts(per_word), len(flat), f"{conllu}: sentence {n}")
-        pieces_out.append(" ".join(flat) + "\n")
+                             f"{words_path}:{n} has {lines[n - 1].split()[:8]}...")
+        where = f"{text_path or words_path}:{n}"
+        symbols, codes = pieces.encode(sent.words, sent.heads, where, texts[n - 1] if texts else None)
+        symbols_out.append(" ".join(symbols) + "\n")
         heads_out.append(" ".join(map(str, codes)) + "\n")
     if n != len(lines):
         raise ValueError(f"{conllu} has {n} sentences but {words_path} has {len(lines)} lines")
     with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.writelines(pieces_out)
+        fh.writelines(symbols_out)
     with atomic_path(out + ".heads") as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(heads_out)
     return n
@@ -230,12 +235,14 @@ def main(argv=None) -> int:
     ld.add_argument("labels", nargs="+", help="PREFIX.label of every split")
     ld.add_argument("--task", choices=sorted(GLUE_CLASSES), help="check against and include this task's classes")
     ld.add_argument("-o", "--output", required=True)
-    wp = sub.add_parser("wordpiece", help="parsed words -> WordPieces and aligned subword head codes")
-    wp.add_argument("--vocab", required=True, help="the model's vocab.txt")
-    wp.add_argument("--words", required=True, help="the words file that was parsed")
-    wp.add_argument("--conllu", required=True)
-    wp.add_argument("-o", "--output", required=True, help="pieces file; codes go to OUTPUT.heads")
-    wp.add_argument("--cased", action="store_true", help="a cased vocabulary (no lower-casing, accents kept)")
+    pc = sub.add_parser("pieces", help="parsed words -> the pretrained model's own subwords (WordPiece, GPT-2's "
+                        "byte-level BPE, sentencepiece) and aligned head codes")
+    pc.add_argument("--pretrained", required=True, help="the model's folder (vocab.txt; sentencepiece.bpe.model; "
+                    "or encoder.json and vocab.bpe, downloaded where absent)")
+    pc.add_argument("--words", required=True, help="the words file that was parsed")
+    pc.add_argument("--conllu", required=True)
+    pc.add_argument("--text", help="the raw lines the words came from (encoded by byte-level BPE and sentencepiece)")
+    pc.add_argument("-o", "--output", required=True, help="symbols file; codes go to OUTPUT.heads")
     args = p.parse_args(argv)
     try:
         if args.cmd == "extract":
@@ -267,8 +274,8 @@ def main(argv=None) -> int:
             n = words_file(args.input, args.output)
             print(f"split {n} lines into words -> {args.output}", file=sys.stderr)
         else:
-            check_outputs([args.output, args.output + ".heads"], [args.vocab, args.words, args.conllu])
-            n = wordpiece_file(args.vocab, args.words, args.conllu, args.output, lower=not args.cased)
+            check_outputs([args.output, args.output + ".heads"], [args.words, args.conllu, args.text or args.words])
+            n = pieces_file(args.pretrained, args.words, args.conllu, args.output, args.text)
             print(f"{n} sentences -> {args.output} and {args.output}.heads", file=sys.stderr)
     except (ValueError, OSError) as err:
         print(f"fairseq-syntax-classification: error: {err}", file=sys.stderr)

@@ -28,7 +28,7 @@ def main(argv=None) -> int:
     p.add_argument("--bpe-codes", help="subword-nmt codes the source was segmented with")
     p.add_argument("--bpe-vocab", help="the --vocabulary apply-bpe was given")
     p.add_argument("--bpe-vocab-threshold", type=int)
-    p.add_argument("--subword-style", default="bpe", choices=["bpe", "sentencepiece", "wordpiece"])
+    p.add_argument("--subword-style", default="bpe", choices=["bpe", "sentencepiece", "wordpiece", "byte_bpe"])
     p.add_argument("--tokenizer", default="moses", choices=["moses", "bert_basic"],
                    help="how raw text becomes the parser's words: Moses (translation) or BERT's basic split, cased "
                         "(the encoders' corpora)")

@@ -1,5 +1,5 @@
-"""CoNLL-2003 English NER to binarized WordPieces, aligned dependency heads and word-level tags,
-for --task syntax_token_labeling (one tag per word, predicted at the word's first WordPiece).
+"""CoNLL-2003 English NER to the pretrained model's binarized subwords, aligned dependency heads and word-level tags,
+for --task syntax_token_labeling (one tag per word, predicted at the word's first piece).
 
   bash data-prep/conll2003.sh [--conll-dir DIR] [--out DIR] [--pretrained DIR] [--parser auto|stanza|spacy]
                               [--workers N] [--max-train N] [--max-eval N] [--random-trees SEED] [--wait]
@@ -7,7 +7,8 @@ for --task syntax_token_labeling (one tag per word, predicted at the word's firs
 --conll-dir (or $CONLL2003_DIR; else the local copies of the corpora, fairseq_syntax/local_data.py:
 $FAIRSEQ_SYNTAX_DATA/conll2003) holds train.txt, valid.txt and test.txt (the shared task's distribution, which needs
 the Reuters agreement: there is no public download). The parser parses the corpus tokens as
-they are; each token's WordPieces (BERT's own split of it) form one word of the tree.
+they are; each token's pieces (the model's own split of it: WordPiece, or the byte-level BPE or sentencepiece of a
+fairseq RoBERTa, BART or XLM-R folder as --pretrained, docs/fairseq-encoders.md) form one word of the tree.
 --random-trees SEED also writes SG-Net's and SLA's random-tree control beside the heads
 (input0/{split}.randheads: a random tree over the same words of every sentence; train with --heads-suffix randheads).
 Re-running skips finished stages (fairseq_syntax/pipeline/stages.py).
@@ -21,7 +22,8 @@ from ..local_data import local_corpus
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, head_lines, log
-from .wordpieces import binarize_labels, binarize_pieces, ensure_pretrained
+from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_of
+from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, subword_files
 
 SPLITS = ("train", "valid", "test")
 
@@ -63,21 +65,23 @@ def main(argv):
                *[f"{out}/parse/{s}.conllu" for s in SPLITS], "--parser", o["parser"], "--workers", workers,
                fail="parsing failed")
 
-    def wordpiece():
+    def subwords():  # the model's own, of the words joined by spaces (CoNLL-2003's text is its tokens)
         for split in SPLITS:
-            r.tool("fairseq-syntax-classification", "wordpiece", "--vocab", f"{pretrained}/vocab.txt", "--words",
+            r.tool("fairseq-syntax-classification", "pieces", "--pretrained", pretrained, "--words",
                    f"{out}/raw/{split}.words", "--conllu", f"{out}/parse/{split}.conllu", "-o",
-                   f"{out}/wp/{split}.input0", fail=f"wordpiece {split} failed")
+                   f"{out}/wp/{split}.input0", fail=f"subwords of {split} failed")
 
     def binarize():
         tmp = fresh_dir(f"{out}/bin.tmp", out)
         binarize_pieces(r, "input0", SPLITS, pretrained, workers)
         binarize_labels(r, SPLITS, workers)
-        # the parser, the word split and the WordPiece vocabulary, for tagging raw text (tagger_hub.py)
+        # the parser, the word split and the model's subword files, for tagging raw text (tagger_hub.py)
         r.tool("fairseq-syntax-provenance", "--destdir", tmp, "--parses",
-               *[f"{out}/parse/{s}.conllu" for s in SPLITS], "-s", "input0", "--subword-style", "wordpiece",
-               "--tokenizer", "bert_basic", fail="recording the preprocessing failed")
-        shutil.copyfile(f"{pretrained}/vocab.txt", f"{tmp}/vocab.txt")
+               *[f"{out}/parse/{s}.conllu" for s in SPLITS], "-s", "input0", "--subword-style",
+               SUBWORD_STYLE[scheme_of(pretrained)], "--tokenizer", "bert_basic",
+               fail="recording the preprocessing failed")
+        for f in subword_files(pretrained):
+            shutil.copyfile(f, f"{tmp}/{os.path.basename(f)}")
         install_dir(tmp, f"{out}/bin", out)
 
     def random_trees():
@@ -88,7 +92,7 @@ def main(argv):
     r.stage("extract", extract, key=f"max_train={sizes['max_train']} max_eval={sizes['max_eval']}",
             inputs=[f"{src}/{s}.txt" for s in SPLITS])
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
-    r.stage("wordpiece", wordpiece, inputs=[f"{pretrained}/vocab.txt"])
+    r.stage("subwords", subwords, inputs=subword_files(pretrained))
     r.stage("binarize", binarize, inputs=[f"{pretrained}/dict.txt"])
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")

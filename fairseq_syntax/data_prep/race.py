@@ -1,4 +1,4 @@
-"""RACE (multiple-choice reading comprehension) to binarized WordPieces plus aligned dependency heads, in the
+"""RACE (multiple-choice reading comprehension) to binarized subwords plus aligned dependency heads, in the
 layout of fairseq's RoBERTa RACE recipe (input0/ = the article, input1-4/ = question with option, label/),
 for --task syntax_sentence_ranking.
 
@@ -13,8 +13,8 @@ Splits: train; valid (RACE dev) and valid-middle, valid-high apart; test (RACE-M
 the archive has its test split. One example per question. --max-train N keeps N training questions (whole
 articles in a fixed order that mixes both levels), --max-eval N the first N of each dev/test split.
 Stages: extract (BERT basic words, cased; articles cut into sentences) -> parse (each sentence its own tree,
-so no head crosses a sentence; each question-with-option too) -> binarize (WordPieces with the model's
-vocab.txt, heads aligned, fairseq's indexed datasets). Re-running skips finished stages.
+so no head crosses a sentence; each question-with-option too) -> binarize (the model's own subwords: WordPiece,
+GPT-2's byte-level BPE or sentencepiece; heads aligned, fairseq's indexed datasets). Re-running skips finished stages.
 --random-trees SEED also writes SG-Net's random-tree control beside the heads (input*/{split}.randheads: a
 random tree over the same words of every sentence; train with --heads-suffix randheads).
 """
@@ -26,7 +26,7 @@ from ..local_data import local_corpus
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, download, log
-from .wordpieces import ensure_pretrained
+from .encoder_inputs import ensure_pretrained, subword_files
 
 URL = "http://www.cs.cmu.edu/~glai1/data/race/RACE.tar.gz"
 
@@ -84,7 +84,7 @@ def main(argv):
     r.stage("extract", extract, key=f"levels={levels} max_train={sizes['max_train']} max_eval={sizes['max_eval']}",
             inputs=[race])
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
-    r.stage("binarize", binarize, inputs=[f"{pretrained}/vocab.txt", f"{pretrained}/dict.txt"])
+    r.stage("binarize", binarize, inputs=subword_files(pretrained) + [f"{pretrained}/dict.txt"])
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")
     # ready: every split extract promised (with both levels and whole splits, RACE-M and RACE-H of train and

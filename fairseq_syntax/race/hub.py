@@ -7,7 +7,7 @@
 
 The text goes through data-prep's steps: BERT basic words, the article cut into sentences, each parsed by the
 parser recorded in the data's ``preprocessing.json`` (stopping with what to install if it is missing, as the
-translation hub does), WordPieces with the data's ``vocab.txt``, and the choices built and cut exactly as in
+translation hub does), the model's own subwords with the data's files (data/pretrained_pieces.py), and the choices built and cut exactly as in
 training (:class:`~fairseq_syntax.data.ranking_inputs.RankingChoiceDataset`).
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..data.pretrained_pieces import one_line, word_runs_text
 from ..text_prep.sentences import split_sentences
 from ..text_prep.wordpiece import basic_words
 from .examples import ANSWERS, question_with_option
@@ -23,12 +24,12 @@ from .prep import MAX_SENTENCE_WORDS, _Pieces, join_sentences
 
 class RaceReader:
     def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
-        from ..hub_interface import wordpiece_vocab
+        from ..hub_interface import subword_folder
         from ..parsing.provenance import parser_for_raw_input
 
         self.model, self.task, self.cfg = model.eval(), task, cfg
         self.parser = parser_for_raw_input(parser, data_dir)
-        self.pieces = _Pieces(wordpiece_vocab(data_dir, "data-prep/race.sh"), task.source_dictionary)
+        self.pieces = _Pieces(subword_folder(data_dir, "data-prep/race.sh"), task.source_dictionary)
 
     @classmethod
     def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_last.pt",
@@ -40,10 +41,12 @@ class RaceReader:
                                                    ("syntax_sentence_ranking",), "RaceReader")
         return cls(model, task, cfg, data, parser)
 
-    def _encode(self, sentences: list[list[str]], what: str):
+    def _encode(self, text: str, sentences: list[list[str]], what: str):
+        """Each sentence's ids and codes; a sentence after the first is encoded after a space, as data-prep does."""
         parsed = self.parser.parse(sentences)
-        return [self.pieces.encode(s, p.heads, f"{what}, sentence {k + 1}")
-                for k, (s, p) in enumerate(zip(sentences, parsed))]
+        texts = word_runs_text(one_line(text), sentences, what)
+        return [self.pieces.encode(s, p.heads, f"{what}, sentence {k + 1}", " " + t if k else t)
+                for k, (s, p, t) in enumerate(zip(sentences, parsed, texts))]
 
     @torch.no_grad()
     def predict_choice(self, article: str, question: str, options: list[str]) -> dict:
@@ -60,14 +63,16 @@ class RaceReader:
             if not isinstance(option, str):
                 raise TypeError(f"option {ANSWERS[k] if k < 4 else k}: expected a str, got {type(option).__name__}")
         words = basic_words(article)
-        ctx_ids, ctx_codes = join_sentences(self._encode(split_sentences(words, MAX_SENTENCE_WORDS), "the article"))
+        ctx_ids, ctx_codes = join_sentences(self._encode(article, split_sentences(words, MAX_SENTENCE_WORDS),
+                                                          "the article"))
         eos = self.task.source_dictionary.eos()
         choices = []
         for k, option in enumerate(options):
-            w = basic_words(question_with_option(question, option))
+            text = question_with_option(question, option)
+            w = basic_words(text)
             if not w:
                 raise ValueError(f"option {ANSWERS[k] if k < 4 else k}: the question with it has no words")
-            choices.append(self._encode([w], f"option {k}")[0])
+            choices.append(self._encode(text, [w], f"option {k}")[0])
         from ..data.ranking_inputs import RankingChoiceDataset
 
         device = next(self.model.parameters()).device

@@ -7,9 +7,12 @@
 
 ``extract`` writes, per split (``train``, ``valid`` = RACE dev, and ``test``/``test1`` = RACE test middle/high
 where the archive has them): ``{split}.article.txt`` (each article's sentences, BERT basic words, one a line),
-``{split}.article.nsent`` (sentences per article), ``{split}.options.txt`` (question-with-option words, four
+``{split}.article.raw`` (each sentence's own text, from its first word to its last, for byte-level BPE and
+sentencepiece), ``{split}.article.nsent`` (sentences per article), ``{split}.options.raw`` (their texts), ``{split}.options.txt`` (question-with-option words, four
 lines a question), ``{split}.label`` (0–3) and ``{split}.meta.jsonl`` (per question: passage id, level,
-question number, article index). ``binarize`` splits the words into WordPieces, aligns the heads (an
+question number, article index). ``binarize`` encodes with the pretrained model's own subwords (WordPiece,
+GPT-2's byte-level BPE or sentencepiece: data/pretrained_pieces.py; an article's sentences after its first are
+encoded after a space, as they stand in the article), aligns the heads (an
 article's sentence trees side by side, so no head crosses a sentence) and writes fairseq's RACE layout:
 ``input0/`` (the article, once per question), ``input1``–``input4/`` (the choices), each with
 ``{split}.heads.bin/.idx`` beside it, ``label/{split}.label``, plus ``valid-middle`` and ``valid-high``.
@@ -26,10 +29,10 @@ import numpy as np
 
 from ..pipeline.atomic import atomic_path
 from ..parsing.conllu import read_conllu_file
-from ..syntax.alignment import align_heads_to_word_starts
+from ..data.pretrained_pieces import SUBWORD_STYLE, PretrainedPieces, one_line, scheme_files, word_runs_text
 from ..text_io import text_lines
 from ..text_prep.sentences import split_sentences
-from ..text_prep.wordpiece import WordPieceTokenizer, basic_words, word_starts
+from ..text_prep.wordpiece import basic_words
 from .examples import LEVELS, question_with_option, read_race, sample_order
 
 MAX_SENTENCE_WORDS = 200  # an article without full stops is cut into parseable runs
@@ -71,7 +74,7 @@ def extract(source: str, out: str, levels=LEVELS, max_train: int = 0, max_eval: 
             passages = [p for p in passages if p.questions]
         if limit:
             passages = sample_order(passages)
-        sents, nsent, options, labels, meta = [], [], [], [], []
+        sents, texts, nsent, options, option_texts, labels, meta = [], [], [], [], [], [], []
         for p in passages:
             if limit and len(labels) >= limit:
                 break
@@ -80,20 +83,25 @@ def extract(source: str, out: str, levels=LEVELS, max_train: int = 0, max_eval: 
                 raise ValueError(f"{p.source}: the article has no words")
             s = split_sentences(words, MAX_SENTENCE_WORDS)
             sents.extend(" ".join(x) + "\n" for x in s)
+            texts.extend(t + "\n" for t in word_runs_text(one_line(p.article), s, p.source))
             nsent.append(f"{len(s)}\n")
             for k, (q, opts, label) in enumerate(zip(p.questions, p.options, p.answers)):
                 if limit and len(labels) >= limit:
                     break
                 for j, o in enumerate(opts):
-                    w = basic_words(question_with_option(q, o))
+                    qo = question_with_option(q, o)
+                    w = basic_words(qo)
                     if not w:
                         raise ValueError(f"{p.source}: question {k + 1} with option {'ABCD'[j]} has no words")
                     options.append(" ".join(w) + "\n")
+                    option_texts.append(word_runs_text(one_line(qo), [w], p.source)[0] + "\n")
                 labels.append(f"{label}\n")
                 meta.append(json.dumps({"id": p.id, "level": p.level, "question": k, "article": len(nsent) - 1,
                                         "question_words": len(basic_words(q))}) + "\n")
         prefix = os.path.join(out, split)
         _write_lines(prefix + ".article.txt", sents)
+        _write_lines(prefix + ".article.raw", texts)
+        _write_lines(prefix + ".options.raw", option_texts)
         _write_lines(prefix + ".article.nsent", nsent)
         _write_lines(prefix + ".options.txt", options)
         _write_lines(prefix + ".label", labels)
@@ -114,25 +122,23 @@ def _read_ints(path: str) -> list[int]:
 
 
 class _Pieces:
-    """Words -> dictionary ids of their WordPieces and the aligned head codes (with ``random_trees``, a seed,
-    the codes of a random tree over the same words instead: SG-Net's random-tree control, sentence by
+    """Words -> dictionary ids of the model's own subwords and the aligned head codes (with ``random_trees``, a
+    seed, the codes of a random tree over the same words instead: SG-Net's random-tree control, sentence by
     sentence, so the control keeps the sentence boundaries)."""
 
-    def __init__(self, vocab: str, dictionary, random_trees: "int | None" = None):
-        self.tok = WordPieceTokenizer(vocab, lower=True)
+    def __init__(self, pretrained: str, dictionary, random_trees: "int | None" = None):
+        self.pieces = PretrainedPieces(pretrained)
         self.ids = dictionary.indices
         self.unk = dictionary.unk()
         self.rng = np.random.default_rng(random_trees) if random_trees is not None else None
 
-    def encode(self, words: list[str], heads: list[int], where: str) -> tuple[np.ndarray, np.ndarray]:
-        per_word = self.tok.split_words(words)
-        flat = [p for ps in per_word for p in ps]
-        codes = align_heads_to_word_starts(heads, word_starts(per_word), len(flat), where)
+    def encode(self, words: list[str], heads: list[int], where: str, text: str) -> tuple[np.ndarray, np.ndarray]:
+        symbols, codes = self.pieces.encode(words, heads, where, text)
         if self.rng is not None:
             from ..syntax.random_trees import randomize_subword_heads
 
             codes = randomize_subword_heads(codes, self.rng, where)
-        return np.array([self.ids.get(p, self.unk) for p in flat], dtype=np.int64), np.array(codes, dtype=np.int64)
+        return np.array([self.ids.get(p, self.unk) for p in symbols], dtype=np.int64), np.array(codes, dtype=np.int64)
 
 
 def join_sentences(encoded) -> tuple[np.ndarray, np.ndarray]:
@@ -147,8 +153,13 @@ def join_sentences(encoded) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _parsed_lines(text: str, conllu: str):
-    """(words, heads, where) of each text line, checked against its parse."""
+    """(words, heads, where, raw text) of each line of ``text`` (``.txt``, its raw texts beside it as ``.raw``),
+    checked against its parse."""
+    raw = text[:-len(".txt")] + ".raw"
+    if not os.path.exists(raw):
+        raise ValueError(f"{raw}: no such file (a folder extracted by an older fairseq-syntax-race: extract again)")
     parses = read_conllu_file(conllu)
+    raws = text_lines(raw)
     n = 0
     for n, line in enumerate(text_lines(text), 1):
         sent = next(parses, None)
@@ -158,10 +169,15 @@ def _parsed_lines(text: str, conllu: str):
         if words != sent.words:
             raise ValueError(f"{conllu}:{sent.line}: sentence {n} has words {sent.words[:6]}..., but {text}:{n} "
                              f"has {words[:6]}...")
-        yield words, sent.heads, f"{conllu}: sentence {n}"
+        own = next(raws, None)
+        if own is None:
+            raise ValueError(f"{raw}: ends after {n - 1} lines, but {text} has more")
+        yield words, sent.heads, f"{raw}:{n}", own.rstrip("\n")
     extra = next(parses, None)
     if extra is not None:
         raise ValueError(f"{conllu}:{extra.line}: more parses than the {n} lines of {text}")
+    if next(raws, None) is not None:
+        raise ValueError(f"{raw}: more lines than the {n} of {text}")
 
 
 def _articles(raw: str, parse: str, split: str, pieces: _Pieces):
@@ -171,12 +187,13 @@ def _articles(raw: str, parse: str, split: str, pieces: _Pieces):
     out = []
     for a, k in enumerate(nsent):
         encoded = []
-        for _ in range(k):
+        for i in range(k):
             got = next(lines, None)
             if got is None:
                 raise ValueError(f"{raw}/{split}.article.nsent: article {a + 1} needs more sentences than "
                                  f"{split}.article.txt has")
-            encoded.append(pieces.encode(*got))
+            words, heads, where, text = got
+            encoded.append(pieces.encode(words, heads, where, " " + text if i else text))
         out.append(join_sentences(encoded))
     if next(lines, None) is not None:
         raise ValueError(f"{raw}/{split}.article.txt: more sentences than {split}.article.nsent counts")
@@ -195,7 +212,7 @@ def binarize(raw: str, parse: str, pretrained: str, out: str, random_trees: "int
     from ..parsing.sharded import read_record
 
     dictionary = Dictionary.load(os.path.join(pretrained, "dict.txt"))
-    pieces = _Pieces(os.path.join(pretrained, "vocab.txt"), dictionary, random_trees)
+    pieces = _Pieces(pretrained, dictionary, random_trees)
     tokens_too = random_trees is None
     token_dtype = indexed_dataset.best_fitting_int_dtype(len(dictionary) + 1)
     splits = [s.strip() for s in text_lines(os.path.join(raw, "splits.txt")) if s.strip()]
@@ -250,9 +267,11 @@ def binarize(raw: str, parse: str, pretrained: str, out: str, random_trees: "int
             conllu = os.path.join(parse, f"{split}.{part}.conllu")
             records.append((conllu, read_record(conllu)))
     if tokens_too:
-        write_preprocessing(out, records, source_lang="input0", target_lang=None, subword_style="wordpiece",
+        write_preprocessing(out, records, source_lang="input0", target_lang=None,
+                            subword_style=SUBWORD_STYLE[pieces.pieces.scheme],
                             tokenizer={"name": "bert_basic", "cased_for_parser": True})
-        shutil.copyfile(os.path.join(pretrained, "vocab.txt"), os.path.join(out, "vocab.txt"))
+        for f in scheme_files(pretrained):
+            shutil.copyfile(f, os.path.join(out, os.path.basename(f)))
     return counts
 
 
@@ -268,7 +287,9 @@ def main(argv=None) -> int:
     b = sub.add_parser("binarize", help="word files + parses -> fairseq's RACE layout with heads")
     b.add_argument("--raw", required=True)
     b.add_argument("--parse", required=True)
-    b.add_argument("--pretrained", required=True, help="a fairseq-syntax-convert-bert folder (dict.txt, vocab.txt)")
+    b.add_argument("--pretrained", required=True, help="the model's folder: dict.txt with vocab.txt (a lifted BERT), "
+                   "sentencepiece.bpe.model (XLM-R), or GPT-2's encoder.json and vocab.bpe (RoBERTa, BART; "
+                   "downloaded where absent)")
     b.add_argument("--out", required=True)
     b.add_argument("--random-trees", type=int, metavar="SEED",
                    help="write only the codes of random trees over the same words (the control), as "

@@ -7,6 +7,7 @@ one piece). So each piece is placed by bytes, not by markers:
 
 * a piece belongs to the word holding its first byte that is not white space (a leading space never decides);
 * a piece of white space alone continues the word before it (the first word, before the first word);
+* a piece of no bytes (sentencepiece's lone "▁", whose surface is empty) goes with the word after it;
 * a word in which no piece starts (the "not" of a one-piece "cannot") joins the word whose piece holds its first
   byte, and the tree is contracted over the joined words: the group hangs where its topmost member hung, and the
   children of every member hang on the group, so the pieces still carry one tree;
@@ -63,13 +64,16 @@ def _owners(text, words, pieces, where) -> tuple[list[int], list[tuple[int, int]
     out: list[int | None] = []
     at = 0
     for p in pieces:
-        if not p:
-            raise ValueError(f"{where}: an empty piece")
         out.append(next((owner[j] for j in range(at, at + len(p)) if owner[j] >= 0), None))
         at += len(p)
     first = next((w for w in out if w is not None), None)
     if first is None:
         raise ValueError(f"{where}: no piece holds a word")
+    nxt = None
+    for i in range(len(out) - 1, -1, -1):  # a piece of no bytes (sentencepiece's lone "▁"): the word after it
+        if not pieces[i] and nxt is not None:
+            out[i] = nxt
+        nxt = out[i] if out[i] is not None else nxt
     prev = first
     for i, w in enumerate(out):  # white space alone: the word before it (before the first word: the first)
         if w is None:
@@ -128,7 +132,8 @@ def byte_bpe_head_codes(text: str, words: Sequence[str], heads: Sequence[int], p
     return align_heads_to_word_starts(word_heads, starts, len(pieces), where)
 
 
-def gpt2_pieces(encoder, text: str) -> list[bytes]:
-    """fairseq's own GPT-2 encoder (``fairseq.data.encoders.gpt2_bpe_utils.get_encoder``): the text's pieces as the
-    bytes they stand for, in order."""
-    return [bytes(encoder.byte_decoder[c] for c in encoder.decoder[i]) for i in encoder.encode(text)]
+def gpt2_pieces(encoder, text: str, ids: Sequence[int] | None = None) -> list[bytes]:
+    """fairseq's own GPT-2 encoder (``fairseq.data.encoders.gpt2_bpe_utils.get_encoder``): the text's pieces (its
+    ``ids`` where already encoded) as the bytes they stand for, in order."""
+    return [bytes(encoder.byte_decoder[c] for c in encoder.decoder[i])
+            for i in (encoder.encode(text) if ids is None else ids)]
