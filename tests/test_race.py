@@ -15,6 +15,7 @@ from fairseq_syntax.text_prep.sentences import split_sentences
 from fairseq_syntax.text_prep.wordpiece import basic_words
 
 from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run, study_script
+from .run_files import write_run_record
 
 RACE = SHARED_DATA / "race" / "RACE.tar.gz"
 
@@ -277,7 +278,7 @@ def test_race_tools_name_a_checkpoint_of_another_task_before_opening_data(race_s
 @pytest.mark.slow
 def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_converted, tmp_path):
     """examples/race/reproduce.sh on the slice: two systems side by side for 2 updates, scored, summarized; the kept logs
-    and results hold no machine path; a re-run skips the finished runs; examples/race/README.md is left alone with --out."""
+    and results hold no machine path; a re-run skips the finished runs, --status says so; examples/race/README.md is left alone with --out."""
     out, _ = race_slice
     res, ck = tmp_path / "res", tmp_path / "ck"
     readme = (ROOT / "examples/race/README.md").read_bytes()
@@ -303,6 +304,8 @@ def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_
     assert "| SG-Net, dual aggregation α = 0.5 | 1 |" in (res / "summary.md").read_text()
     again = run(cmd)
     assert again.stderr.count("(done)") == 2
+    status = run(cmd + ["--status"]).stdout.splitlines()
+    assert status[0].startswith("baseline seed 1: finished: RACE accuracy ") and status[0].endswith(" on valid")
     assert (ROOT / "examples/race/README.md").read_bytes() == readme
 
 
@@ -332,6 +335,8 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
             "RACE": level, "system": system, "seed": 1, "recipe": "cpu", "updates": 400, "batch_size": 16,
             "lr": 1e-4, "max_positions": 128, "train_subset": "train-middle", "updates_reached": 400,
             "device": "cpu"}))
+        write_run_record(tmp_path / f"{system}_seed1.record.json", "race", f"{system}_seed1", scored=20,
+                         split="valid-middle")
     assert summarize(["--results", str(tmp_path)]) == 0
     s = json.loads((tmp_path / "summary.json").read_text())["systems"]
     assert s["sgnet"]["per_seed"]["1"]["vs_baseline"]["scored"] == {

@@ -49,17 +49,18 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
-from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
+from fairseq_syntax.pipeline.jobs import threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
 from examples.studies.early_stopping import fairseq_best, validations  # noqa: E402
 from examples.studies.result_files import describe as describe_results  # noqa: E402
 from examples.studies.run_record import write_record  # noqa: E402
-from examples.studies.runs import (console_env, corpus_dir, fine_tune_start, flag_keys, lock_run,  # noqa: E402
-                                   need_block, need_corpus, no_quick_study, same_run, user_dir)
+from examples.studies.runs import (console_env, corpus_dir, fine_tune_start, flag_keys, need_block,  # noqa: E402
+                                   need_corpus, no_quick_study, same_run, user_dir)
+from examples.studies.study_runner import MODE_FLAGS, Run, Study, mode_of, run_study  # noqa: E402
 from examples.studies.table_protocol import METRIC, SCORED_SPLIT, write_or_check  # noqa: E402
-from examples.studies.training_log import open_log, pace  # noqa: E402
+from examples.studies.training_log import last_update, open_log, pace  # noqa: E402
 
 SYSTEMS = {  # what each system's fairseq-train command differs in
     "baseline": ["--arch", "roberta_baseline_small"],
@@ -111,250 +112,251 @@ def table_of(argv) -> str:
 
 
 def main(argv):
-    table = TABLES[table_of(argv)]
+    table_name = table_of(argv)
+    table = TABLES[table_name]
     o = parse(argv, {"--table": "1", "--tasks": " ".join(table["tasks"]), "--seeds": " ".join(map(str, ALL_SEEDS)),
                      "--systems": " ".join(table["systems"]),
                      **{f"--updates-{t}": n for t, n in table["updates"].items()},
                      "--jobs": "2", "--validations": "10", "--out": "", "--checkpoints": "", "--data-root": "",
-                     "--pretrained": "", "--readme": ""},
-              ("--status", "--summary-only", "--no-summary", "--fp16"), __doc__)
+                     "--pretrained": "", "--readme": ""}, (*MODE_FLAGS, "--fp16"), __doc__)
     for opt in ("out", "checkpoints", "data_root", "pretrained", "readme"):
         if f"--{opt.replace('_', '-')}" in argv:
             o[opt] = from_caller(o[opt])
-    mode = "status" if o["status"] else "summary" if o["summary_only"] else "no-summary" if o["no_summary"] else "train"
+    mode = mode_of(o)
     if mode != "status":
         no_quick_study()
     conll_dir, glue_dir = corpus_dir("CONLL2003_DIR", "conll2003"), corpus_dir("GLUE_DIR", "glue")
     os.chdir(ROOT)
     jobs = need_int("--jobs", o["jobs"], 1)
-    seeds = need_ints("--seeds", o["seeds"])
     every_n = need_int("--validations", o["validations"], 1)
-    budget = {t: need_int(f"--updates-{t}", o[f"updates_{t.replace('-', '_')}"], every_n) for t in table["tasks"]}
-    tasks = o["tasks"].split()
-    for t in tasks:
+    for t in o["tasks"].split():
         if t not in table["tasks"]:
-            raise Stop(f"unknown task {t} (table {o['table']}: {', '.join(table['tasks'])})")
+            raise Stop(f"unknown task {t} (table {table_name}: {', '.join(table['tasks'])})")
+    for s in o["systems"].split():
+        if s not in table["systems"]:
+            raise Stop(f"unknown system {s} (table {table_name}: {' '.join(table['systems'])})")
     suffix = "_fp16" if o["fp16"] else ""
-    res = o["out"] or f"{ROOT}/results/encoders_table{o['table']}{suffix}"
-    ckpts = os.path.join(ROOT, o["checkpoints"] or f"work/checkpoints/encoders_table{o['table']}{suffix}")
-    data_root = os.path.join(ROOT, o["data_root"] or "work")
-    pretrained = os.path.join(ROOT, o["pretrained"] or "work/minilm")
     if "--readme" in argv:
         readme = o["readme"]
     else:
         readme = "" if "--out" in argv or suffix else f"{ROOT}/examples/encoders/README.md"
-    env = console_env()
     if readme:
         need_block(readme, table["block"])
-    systems = o["systems"].split()
-    for s in systems:
-        if s not in table["systems"]:
-            raise Stop(f"unknown system {s} (table {o['table']}: {' '.join(table['systems'])})")
-    controls = table["controls"]
+    study = TableStudy(table_name, o, every_n, suffix, readme, jobs, {"CoNLL-2003": conll_dir, "glue": glue_dir})
+    run_study(study, mode, jobs)
 
-    def prepared_in(task):
-        return f"{data_root}/conll2003" if task == "CoNLL-2003" else f"{data_root}/glue/{task}"
 
-    runs = []  # the order they train in: the first seed's baselines (the budget check), then seeds, tasks, systems
-    if "baseline" in systems:
-        runs += [(task, "baseline", seeds[0]) for task in tasks]
-    for seed in seeds:
-        for task in tasks:
-            for system in systems:
-                if task in controls.get(system, (task,)) and (task, system, seed) not in runs:
-                    runs.append((task, system, seed))
-    if not runs:
-        raise Stop(f"no run in this plan (--tasks '{o['tasks']}', --systems '{o['systems']}'): the controls run on "
-                   + "; ".join(f"{c}: {', '.join(t)}" for c, t in controls.items()))
-    # the folder's protocol.json (table_protocol.py): written by the call that makes the table, and every later call
-    # must fit it, so a trial never trains into a table
-    if mode != "status" and (mode != "summary" or os.path.isfile(f"{res}/protocol.json")):
-        try:
-            write_or_check(f"{res}/protocol.json", budget, every_n, tasks, seeds, systems, ALL_SEEDS,
-                           list(table["systems"]), table["tasks"])
-        except ValueError as e:
-            raise Stop(str(e)) from None
-    threads = threads_per_job(jobs)
+class TableStudy(Study):
+    """One table: its tasks x systems x seeds, each fine-tuned from MiniLM to its task's budget, the best checkpoint
+    by dev scored."""
 
-    def name_of(task, system, seed):
-        return f"{task}_{system}_seed{seed}"
+    label = "table"
 
-    def sla_gates(pool, task, system, seed):  # a finished SLA or WLA run's mean gate per layer (Figure 2)
-        name = name_of(task, system, seed)
-        ck, out = f"{ckpts}/{name}/checkpoint_best.pt", f"{res}/{name}.gates.json"
-        if system not in GATED or not os.path.isfile(f"{res}/{name}.eval.json") or os.path.isfile(out) or \
-                not os.path.isfile(ck):
-            return True
-        with open(f"{ckpts}/{name}/gates.log", "wb") as err:
-            rc = (pool.run if pool else _status)([sys.executable, "examples/encoders/plot_sla_gates.py", "--checkpoint",
-                                               ck, "--data", f"{prepared_in(task)}/bin", "--split", SCORED_SPLIT[task],
-                                               "--run-json", out], env=console_env(threads),
-                                              stdout=subprocess.DEVNULL, stderr=err)
-        if rc:
-            log(f"[table] {name}: the gate values failed, see {ckpts}/{name}/gates.log")
-            return False
-        return True
+    def __init__(self, table_name, o, every_n, suffix, readme, jobs, local):
+        self.table_name, self.table, self.o, self.every_n, self.suffix = table_name, TABLES[table_name], o, every_n, suffix
+        self.readme, self.jobs, self.local = readme, jobs, local
+        self.seeds = need_ints("--seeds", o["seeds"])
+        self.tasks = o["tasks"].split()
+        self.budget = {t: need_int(f"--updates-{t}", o[f"updates_{t.replace('-', '_')}"], every_n)
+                       for t in self.table["tasks"]}
+        self.res = o["out"] or f"{ROOT}/results/encoders_table{table_name}{suffix}"
+        self.ckpts = os.path.join(ROOT, o["checkpoints"] or f"work/checkpoints/encoders_table{table_name}{suffix}")
+        self.data_root = os.path.join(ROOT, o["data_root"] or "work")
+        self.pretrained = os.path.join(ROOT, o["pretrained"] or "work/minilm")
+        self.env, self.run_env = console_env(), console_env(threads_per_job(jobs))
+        systems, controls = o["systems"].split(), self.table["controls"]
+        # the order they train in: the first seed's baselines (the budget check), then seeds, tasks, systems
+        plan = [(task, "baseline", self.seeds[0]) for task in self.tasks] if "baseline" in systems else []
+        for seed in self.seeds:
+            for task in self.tasks:
+                for system in systems:
+                    if task in controls.get(system, (task,)) and (task, system, seed) not in plan:
+                        plan.append((task, system, seed))
+        if not plan:
+            raise Stop(f"no run in this plan (--tasks '{o['tasks']}', --systems '{o['systems']}'): the controls run on "
+                       + "; ".join(f"{c}: {', '.join(t)}" for c, t in controls.items()))
+        super().__init__([Run(f"{task}_{system}_seed{seed}", system, seed, task) for task, system, seed in plan])
 
-    def summarize():
-        for r in runs:  # runs finished by an older copy of this script
-            if not sla_gates(None, *r):
-                raise Stop("the gate values failed")
-        run_tool([sys.executable, "examples/encoders/summarize_sla_table.py", "--table", o["table"], "--results", res,
-                  "--planned",
-             *[name_of(*r) for r in runs], *(["--readme", readme] if readme else [])], env=env)
+    def title(self, run):
+        return f"{run.task} {run.system} seed {run.seed}"
 
-    if mode == "summary":
-        summarize()
-        return
-    if mode == "status":
-        status(runs, res, ckpts, budget, tasks)
-        return
+    def prepared_in(self, task):
+        return f"{self.data_root}/conll2003" if task == "CoNLL-2003" else f"{self.data_root}/glue/{task}"
 
-    # before anything is prepared or trains: every run found was made with these options
-    for task, system, seed in runs:
-        name = name_of(task, system, seed)
-        keys = {"seed": seed, "lr": "5e-05", "batch_size": 32, "max_update": budget[task],
-                "validate_interval_updates": budget[task] // every_n, "fp16": "True" if suffix else "False",
-                **flag_keys(SYSTEMS[system])}
-        for train_log in (f"{res}/{name}.train.log.gz", f"{ckpts}/{name}/train.log"):
+    def folder(self, run):
+        return f"{self.ckpts}/{run.name}"
+
+    def finished(self, run):
+        return os.path.isfile(f"{self.res}/{run.name}.eval.json")
+
+    def check(self, run):
+        n = self.budget[run.task]
+        keys = {"seed": run.seed, "lr": "5e-05", "batch_size": 32, "max_update": n,
+                "validate_interval_updates": n // self.every_n, "fp16": "True" if self.suffix else "False",
+                **flag_keys(SYSTEMS[run.system])}
+        for train_log in (f"{self.res}/{run.name}.train.log.gz", f"{self.folder(run)}/train.log"):
             if os.path.isfile(train_log):
                 same_run(train_log, HINT, keys)
                 break
 
-    if not os.path.isfile(f"{pretrained}/model.pt"):
-        run_tool(["fairseq-syntax-convert-bert", "--out", pretrained], f"converting MiniLM into {pretrained} failed",
-                 env=env)
-    random_trees = {t for c in controls if c.endswith("_random_trees") for t in controls[c]}
-    for task in tasks:
-        out = prepared_in(task)
-        if os.path.isfile(f"{out}/.stamps/binarize") and (task not in random_trees or
-                                                          glob.glob(f"{glob.escape(out)}/bin/input0/*.randheads.bin")):
-            # used as it was made: data-prep would redo it with the defaults below (a slice would become the corpus)
-            log(f"[table] {task}: using the data prepared in {out}")
-            continue
-        if task == "CoNLL-2003":
-            prep = ["bash", "data-prep/conll2003.sh", "--conll-dir",
-                    need_corpus(conll_dir, "CONLL2003_DIR", "conll2003")]
-        else:
-            prep = ["bash", "data-prep/glue.sh", "--task", task, "--glue-dir",
-                    need_corpus(glue_dir, "GLUE_DIR", "glue")]
-        prep += ["--random-trees", "1"] if task in random_trees else []
-        run_tool([*prep, "--out", out, "--pretrained", pretrained, "--parser", "spacy", "--workers", jobs, "--wait"],
-            f"preparing {task} into {out} failed", env=env)
-    os.makedirs(res, exist_ok=True)
-    run_env = console_env(threads)
-    # the best checkpoint is scored on the device it trained on, in its precision, as fairseq-train chose it: the
-    # GPU where torch sees one (in fp16 for --fp16), else the CPU
-    eval_on = ["--fp16"] if suffix else []
+    def state(self, run):
+        """Finished: its score; training: its update, best dev score so far and time left at its pace."""
+        m, n, train_log = METRIC[run.task], self.budget[run.task], f"{self.folder(run)}/train.log"
+        if self.finished(run):
+            return "finished: " + describe_results(f"{self.res}/{run.name}.eval.json",
+                                                   f"{m} {{{m}:.2f}} on {{split}}, best at update {{best_update}}")
+        if not os.path.isfile(train_log):
+            return "not started"
+        last = last_update(train_log)
+        state = f"training: update {last} of {n}"
+        vals = validations(train_log, m, by="update")
+        if vals:
+            best = fairseq_best(vals)
+            state += f", best dev {m} so far {vals[best][0]} at update {best}"
+        p = pace(train_log)
+        if p and last < n:
+            state += f"; about {round((n - last) * p[0] / 60)} min left at its pace of the last {p[1]} updates"
+        return state
 
-    def finetune(pool, task, system, seed):
-        n, name = budget[task], name_of(task, system, seed)
-        if os.path.isfile(f"{res}/{name}.eval.json"):
-            ok = sla_gates(pool, task, system, seed)
-            log(f"[table] skip {name} (done)")
-            return ok
-        ck, data, every = f"{ckpts}/{name}", f"{prepared_in(task)}/bin", n // every_n
-        lock = lock_run(ck)
-        if lock is None:
-            return False
-        with lock:
-            start = fine_tune_start(ck, pretrained)
-            if len(start) > 2:
-                log(f"[table] {name}: {n} updates of 32, validation every {every}")
-            with open(f"{ck}/train.log", "ab") as fh:
-                rc = pool.run(["fairseq-train", data, "--user-dir", user_dir(), *TASK_ARGS[task], *SYSTEMS[system],
-                               *start, "--maximize-best-checkpoint-metric", "--max-positions", "512", "--optimizer",
-                               "adam", "--adam-betas", "(0.9, 0.98)", "--adam-eps", "1e-6", "--weight-decay", "0.01",
-                               "--clip-norm", "1.0", "--lr", "5e-5", "--lr-scheduler", "polynomial_decay",
-                               "--warmup-updates", n * 6 // 100, "--total-num-update", n, "--max-update", n,
-                               "--batch-size", "32", "--required-batch-size-multiple", "1", "--dropout", "0.1",
-                               "--attention-dropout", "0.1", "--seed", seed, "--validate-interval-updates", every,
-                               "--save-interval-updates", every, "--keep-interval-updates", "1",
-                               "--no-epoch-checkpoints", "--save-dir", ck, "--log-format", "simple", "--log-interval",
-                               "50", "--num-workers", "1", *(["--fp16"] if suffix else [])], env=run_env, stdout=fh,
-                              stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),))
-            if rc:
-                log(f"[table] {name}: training failed or was stopped, see {ck}/train.log")
-                return False
-            with open_log(f"{ck}/train.log") as fh:
-                if not any("done training" in line for line in fh):
-                    log(f"[table] {name}: stopped before update {n}; run again to resume")
-                    return False
-            metric = METRIC[task]
-            evaluate = "fairseq-syntax-ner-eval" if task == "CoNLL-2003" else "fairseq-syntax-sentence-eval"
-            with open(f"{ck}/eval.txt", "wb") as out, open(f"{ck}/eval.log", "wb") as err:
-                if pool.run([evaluate, data, "--path", f"{ck}/checkpoint_best.pt", "--split", SCORED_SPLIT[task],
-                             *eval_on, "--json", f"{ck}/eval.json", "--predictions", f"{ck}/pred.jsonl"],
-                            env=run_env, stdout=out, stderr=err, pass_fds=(lock.fileno(),)):
-                    log(f"[table] {name}: evaluation failed, see {ck}/eval.log")
-                    return False
-            command_output(f"{res}/{name}.pred.jsonl.gz", [*GZIP, "-c", f"{ck}/pred.jsonl"])
-            keep_log(f"{ck}/train.log", f"{res}/{name}.train.log.gz",
-                     [(ckpts, "<checkpoints>"), (pretrained, "<pretrained>"), (data_root, "<data>")])
-            with open(f"{ck}/eval.txt", encoding="utf-8", errors="surrogateescape") as fh:
-                scored = fh.read()
-            write_text(f"{res}/{name}.eval.txt", scored)
-            with open(f"{ck}/eval.json", encoding="utf-8") as fh:
-                r = json.load(fh)
-            with open(f"{ck}/train.log", encoding="utf-8", errors="replace") as fh:
-                device = re.findall(r"rank\s+0: capabilities = .* ; name = (.*)", fh.read())
-            r.pop("checkpoint", None)  # a machine path; the run is named by task, system and seed
-            r.update(task=task, system=system, seed=seed, max_update=n, metric=metric,
-                     best_update=fairseq_best(validations(f"{ck}/train.log", metric, by="update")),
-                     device=device[-1].strip() if device else "cpu")
-            write_record(f"{res}/{name}.record.json", study=table["study"], system=f"{task}_{system}", seed=seed,
-                         recipe={"max_update": n, "lr": 5e-05, "batch_size": 32}, data=data,
-                         split=SCORED_SPLIT[task], scored=r.get("sentences"), log=f"{ck}/train.log")
-            write_text(f"{res}/{name}.eval.json", json.dumps(r, indent=1))
-            for f in [f"{ck}/checkpoint_last.pt"] + glob.glob(f"{glob.escape(ck)}/checkpoint_*_*.pt"):
-                if os.path.exists(f):
-                    os.remove(f)  # the best stays (the gate figure, the NER hub)
-            log(f"[table] {name}: {scored.splitlines()[0] if scored else ''}")
-            return sla_gates(pool, task, system, seed)
+    def status_end(self):
+        # a mistyped --out or --checkpoints would otherwise read as a table nothing has started on
+        if not os.path.isdir(self.res):
+            log(f"[table] note: {self.res} does not exist: no run has finished there")
+        if not os.path.isdir(self.ckpts):
+            log(f"[table] note: {self.ckpts} does not exist: no run has started there")
+        left = {}
+        for run in self.runs:
+            if not self.finished(run):
+                left[run.task] = left.get(run.task, 0) + 1
+        rest = ", ".join(f"{t} {left[t]}" for t in self.tasks if t in left)
+        todo = sum(left.values())
+        print(f"finished {len(self.runs) - todo} of {len(self.runs)}" + (f"; not finished: {rest}" if rest else ""),
+              flush=True)
 
-    with JobPool(jobs) as pool:
-        for r in runs:
-            pool.start(finetune, pool, *r)
-    if pool.failed:
-        raise Stop("[table] some runs failed or were stopped; run again to resume")
-    if mode != "no-summary":
-        summarize()
+    def protocol(self):
+        # the folder's protocol.json (table_protocol.py): written by the call that makes the table, and every later
+        # call must fit it, so a trial never trains into a table
+        try:
+            write_or_check(f"{self.res}/protocol.json", self.budget, self.every_n, self.tasks, self.seeds,
+                           self.o["systems"].split(), ALL_SEEDS, list(self.table["systems"]), self.table["tasks"])
+        except ValueError as e:
+            raise Stop(str(e)) from None
 
-
-def status(runs, res, ckpts, budget, tasks):
-    """Where each run stands, and how many of each task are not finished; trains nothing."""
-    # a mistyped --out or --checkpoints would otherwise read as a table nothing has started on
-    if not os.path.isdir(res):
-        log(f"[table] note: {res} does not exist: no run has finished there")
-    if not os.path.isdir(ckpts):
-        log(f"[table] note: {ckpts} does not exist: no run has started there")
-    left = {}
-    for task, system, seed in runs:
-        name, m = f"{task}_{system}_seed{seed}", METRIC[task]
-        train_log = f"{ckpts}/{name}/train.log"
-        if os.path.isfile(f"{res}/{name}.eval.json"):
-            state = "finished: " + describe_results(f"{res}/{name}.eval.json",
-                                                    f"{m} {{{m}:.2f}} on {{split}}, best at update {{best_update}}")
-        else:
-            left[task] = left.get(task, 0) + 1
-            if os.path.isfile(train_log):  # the last update logged (train_inner: num_updates=N, valid: num_updates N)
-                with open(train_log, encoding="utf-8", errors="replace") as fh:
-                    found = re.findall(r"num_updates[ =]([0-9]+)", fh.read())
-                last = int(found[-1]) if found else 0
-                state = f"training: update {last} of {budget[task]}"
-                vals = validations(train_log, m, by="update")
-                if vals:
-                    best = fairseq_best(vals)
-                    state += f", best dev {m} so far {vals[best][0]} at update {best}"
-                p = pace(train_log)
-                if p and last < budget[task]:
-                    state += f"; about {round((budget[task] - last) * p[0] / 60)} min left at its pace of the last {p[1]} updates"
+    def prepare(self):
+        if not os.path.isfile(f"{self.pretrained}/model.pt"):
+            run_tool(["fairseq-syntax-convert-bert", "--out", self.pretrained],
+                     f"converting MiniLM into {self.pretrained} failed", env=self.env)
+        controls = self.table["controls"]
+        random_trees = {t for c in controls if c.endswith("_random_trees") for t in controls[c]}
+        for task in self.tasks:
+            out = self.prepared_in(task)
+            if os.path.isfile(f"{out}/.stamps/binarize") and (
+                    task not in random_trees or glob.glob(f"{glob.escape(out)}/bin/input0/*.randheads.bin")):
+                # used as it was made: data-prep would redo it with the defaults below (a slice would become the
+                # corpus)
+                log(f"[table] {task}: using the data prepared in {out}")
+                continue
+            if task == "CoNLL-2003":
+                prep = ["bash", "data-prep/conll2003.sh", "--conll-dir",
+                        need_corpus(self.local["CoNLL-2003"], "CONLL2003_DIR", "conll2003")]
             else:
-                state = "not started"
-        print(f"{task} {system} seed {seed}: {state}", flush=True)
-    rest = ", ".join(f"{t} {left[t]}" for t in tasks if t in left)
-    todo = sum(left.values())
-    print(f"finished {len(runs) - todo} of {len(runs)}" + (f"; not finished: {rest}" if rest else ""), flush=True)
+                prep = ["bash", "data-prep/glue.sh", "--task", task, "--glue-dir",
+                        need_corpus(self.local["glue"], "GLUE_DIR", "glue")]
+            prep += ["--random-trees", "1"] if task in random_trees else []
+            run_tool([*prep, "--out", out, "--pretrained", self.pretrained, "--parser", "spacy", "--workers",
+                      self.jobs, "--wait"], f"preparing {task} into {out} failed", env=self.env)
+        os.makedirs(self.res, exist_ok=True)
+
+    def gates(self, pool, run):
+        """A finished SLA or WLA run's mean gate per layer (Figure 2), from its best checkpoint, once."""
+        ck, out = f"{self.folder(run)}/checkpoint_best.pt", f"{self.res}/{run.name}.gates.json"
+        if run.system not in GATED or not self.finished(run) or os.path.isfile(out) or not os.path.isfile(ck):
+            return True
+        with open(f"{self.folder(run)}/gates.log", "wb") as err:
+            rc = (pool.run if pool else _status)(
+                [sys.executable, "examples/encoders/plot_sla_gates.py", "--checkpoint", ck, "--data",
+                 f"{self.prepared_in(run.task)}/bin", "--split", SCORED_SPLIT[run.task], "--run-json", out],
+                env=self.run_env, stdout=subprocess.DEVNULL, stderr=err)
+        if rc:
+            log(f"[table] {run.name}: the gate values failed, see {self.folder(run)}/gates.log")
+            return False
+        return True
+
+    def when_finished(self, pool, run):
+        ok = self.gates(pool, run)
+        log(f"[table] skip {run.name} (done)")
+        return ok
+
+    def train(self, pool, run, lock):
+        task, name, res, ck = run.task, run.name, self.res, self.folder(run)
+        n, data = self.budget[task], f"{self.prepared_in(task)}/bin"
+        every = n // self.every_n
+        start = fine_tune_start(ck, self.pretrained)
+        if len(start) > 2:
+            log(f"[table] {name}: {n} updates of 32, validation every {every}")
+        fp16 = ["--fp16"] if self.suffix else []
+        with open(f"{ck}/train.log", "ab") as fh:
+            rc = pool.run(["fairseq-train", data, "--user-dir", user_dir(), *TASK_ARGS[task], *SYSTEMS[run.system],
+                           *start, "--maximize-best-checkpoint-metric", "--max-positions", "512", "--optimizer",
+                           "adam", "--adam-betas", "(0.9, 0.98)", "--adam-eps", "1e-6", "--weight-decay", "0.01",
+                           "--clip-norm", "1.0", "--lr", "5e-5", "--lr-scheduler", "polynomial_decay",
+                           "--warmup-updates", n * 6 // 100, "--total-num-update", n, "--max-update", n,
+                           "--batch-size", "32", "--required-batch-size-multiple", "1", "--dropout", "0.1",
+                           "--attention-dropout", "0.1", "--seed", run.seed, "--validate-interval-updates", every,
+                           "--save-interval-updates", every, "--keep-interval-updates", "1",
+                           "--no-epoch-checkpoints", "--save-dir", ck, "--log-format", "simple", "--log-interval",
+                           "50", "--num-workers", "1", *fp16], env=self.run_env, stdout=fh,
+                          stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),))
+        if rc:
+            log(f"[table] {name}: training failed or was stopped, see {ck}/train.log")
+            return False
+        with open_log(f"{ck}/train.log") as fh:
+            if not any("done training" in line for line in fh):
+                log(f"[table] {name}: stopped before update {n}; run again to resume")
+                return False
+        metric = METRIC[task]
+        evaluate = "fairseq-syntax-ner-eval" if task == "CoNLL-2003" else "fairseq-syntax-sentence-eval"
+        # the best checkpoint is scored on the device it trained on, in its precision, as fairseq-train chose it:
+        # the GPU where torch sees one (in fp16 for --fp16), else the CPU
+        with open(f"{ck}/eval.txt", "wb") as out, open(f"{ck}/eval.log", "wb") as err:
+            if pool.run([evaluate, data, "--path", f"{ck}/checkpoint_best.pt", "--split", SCORED_SPLIT[task], *fp16,
+                         "--json", f"{ck}/eval.json", "--predictions", f"{ck}/pred.jsonl"],
+                        env=self.run_env, stdout=out, stderr=err, pass_fds=(lock.fileno(),)):
+                log(f"[table] {name}: evaluation failed, see {ck}/eval.log")
+                return False
+        command_output(f"{res}/{name}.pred.jsonl.gz", [*GZIP, "-c", f"{ck}/pred.jsonl"])
+        keep_log(f"{ck}/train.log", f"{res}/{name}.train.log.gz",
+                 [(self.ckpts, "<checkpoints>"), (self.pretrained, "<pretrained>"), (self.data_root, "<data>")])
+        with open(f"{ck}/eval.txt", encoding="utf-8", errors="surrogateescape") as fh:
+            scored = fh.read()
+        write_text(f"{res}/{name}.eval.txt", scored)
+        with open(f"{ck}/eval.json", encoding="utf-8") as fh:
+            r = json.load(fh)
+        with open(f"{ck}/train.log", encoding="utf-8", errors="replace") as fh:
+            device = re.findall(r"rank\s+0: capabilities = .* ; name = (.*)", fh.read())
+        r.pop("checkpoint", None)  # a machine path; the run is named by task, system and seed
+        r.update(task=task, system=run.system, seed=run.seed, max_update=n, metric=metric,
+                 best_update=fairseq_best(validations(f"{ck}/train.log", metric, by="update")),
+                 device=device[-1].strip() if device else "cpu")
+        write_record(f"{res}/{name}.record.json", study=self.table["study"], system=f"{task}_{run.system}",
+                     seed=run.seed, recipe={"max_update": n, "lr": 5e-05, "batch_size": 32}, data=data,
+                     split=SCORED_SPLIT[task], scored=r.get("sentences"), log=f"{ck}/train.log")
+        write_text(f"{res}/{name}.eval.json", json.dumps(r, indent=1))
+        for f in [f"{ck}/checkpoint_last.pt"] + glob.glob(f"{glob.escape(ck)}/checkpoint_*_*.pt"):
+            if os.path.exists(f):
+                os.remove(f)  # the best stays (the gate figure, the NER hub)
+        log(f"[table] {name}: {scored.splitlines()[0] if scored else ''}")
+        return self.gates(pool, run)
+
+    def summarize(self):
+        if os.path.isfile(f"{self.res}/protocol.json"):  # (a folder without one is the summarizer's to refuse)
+            self.protocol()
+        for run in self.runs:  # runs finished by an older copy of this script
+            if not self.gates(None, run):
+                raise Stop("the gate values failed")
+        run_tool([sys.executable, "examples/encoders/summarize_sla_table.py", "--table", self.table_name, "--results",
+                  self.res, "--planned", *[r.name for r in self.runs],
+                  *(["--readme", self.readme] if self.readme else [])], env=self.env)
 
 
 def _status(argv, **kwargs) -> int:

@@ -6,7 +6,7 @@ and evaluate both on the LAMBADA dev set (the `test` split of data-prep/lambada.
                                     [--jobs 2] [--out results/lambada] [--stopwords FILE]
                                     [--converge [--valid-interval 500] [--patience 5] [--max-update 30000]]
                                     [--fp16] [--tag NAME] [--readme FILE] [--checkpoints work/checkpoints/lambada]
-                                    [--status] [--snapshot]
+                                    [--status | --summary-only | --no-summary | --snapshot]
 
 Runs: sa_early (no supervision), sa_early_corefall (CorefAll on head 0 of layer 3, λ = 0.3), and, if
 asked for, bidaf (the baseline), sa_early_depparse, sa_early_corefprev, sa_early_corefnext, sa_early_narrative
@@ -25,7 +25,7 @@ The summary's table also goes into examples/lambada/README.md's lambada-summary 
 --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
 results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
 --status says where each run of the same options stands (finished, its dev accuracy; or its validations so far)
-and trains nothing. --snapshot trains nothing either: it scores the best checkpoint so far of each run that has
+and trains nothing; --summary-only summarizes the finished runs and trains nothing (examples/studies/study_runner.py). --snapshot trains nothing either: it scores the best checkpoint so far of each run that has
 not finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed budgets,
 not converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package
 are only importable (fairseq's source on PYTHONPATH, nothing installed), wrappers stand in for their console scripts
@@ -41,15 +41,16 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import GZIP, command_output, write_text  # noqa: E402
-from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
+from fairseq_syntax.pipeline.jobs import threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, hide_paths, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, need_name, parse  # noqa: E402
 from examples.studies import early_stopping, run_protocol  # noqa: E402
 from examples.studies.result_files import describe as describe_results  # noqa: E402
 from examples.studies.run_record import write_record  # noqa: E402
-from examples.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
-                                         require_gpu, same_run, user_dir)
+from examples.studies.runs import (console_env, flag_keys, need_block, no_quick_study, require_gpu,  # noqa: E402
+                                   same_run, user_dir)
+from examples.studies.study_runner import MODE_FLAGS, Run, Study, each_run, mode_of, run_study  # noqa: E402
 from examples.studies.training_log import open_log  # noqa: E402
 
 RUNS = {  # the arch and supervision of a named run
@@ -70,36 +71,29 @@ def main(argv):
                      "--runs": "sa_early sa_early_corefall", "--jobs": "2", "--out": "", "--readme": "",
                      "--checkpoints": "", "--stopwords": "", "--valid-interval": "500", "--patience": "5",
                      "--max-update": "30000", "--tag": ""},
-              ("--converge", "--fp16", "--status", "--snapshot"), __doc__)
+              ("--converge", "--fp16", "--snapshot", *MODE_FLAGS), __doc__)
+    mode = "snapshot" if o["snapshot"] else mode_of(o)
+    if o["snapshot"] and mode_of(o) != "train":
+        raise Stop("--snapshot scores the unfinished runs; give it without --status, --summary-only, --no-summary")
     for opt in ("data", "out", "readme", "checkpoints", "stopwords"):
         if f"--{opt}" in argv:
             o[opt] = from_caller(o[opt])
     if o["tag"]:
         need_name("--tag", o["tag"])
-    if not o["status"]:
+    if mode != "status":
         no_quick_study()
-    # numbers are checked as numbers before anything computes with them
-    updates = need_int("--updates", o["updates"], 10)
-    warmup = need_int("--warmup", o["warmup"])
-    bsz = need_int("--batch-size", o["batch_size"], 1)
     jobs = need_int("--jobs", o["jobs"], 1)
-    interval = need_int("--valid-interval", o["valid_interval"], 1)
-    patience = need_int("--patience", o["patience"])
-    max_update = need_int("--max-update", o["max_update"], 1)
-    seeds = need_ints("--seeds", o["seeds"])
-    env = console_env(threads_per_job(jobs))
-    fp16, converge = o["fp16"], o["converge"]
     res, ckpts = o["out"], o["checkpoints"]
     readme = o["readme"] if "--readme" in argv else ("" if "--out" in argv else None)
-    if fp16:  # half-precision runs never resume, overwrite or join the fp32 ones
+    if o["fp16"]:  # half-precision runs never resume, overwrite or join the fp32 ones
         if not res:
             res = f"{ROOT}/results/lambada_fp16"
             readme = o["readme"] if "--readme" in argv else ""
         ckpts = ckpts or "work/checkpoints/lambada_fp16"
-        if not (o["status"] or o["snapshot"]):
+        if mode in ("train", "no-summary"):
             require_gpu("lambada")
-    res = res or f"{ROOT}/results/lambada"
-    ckpts = ckpts or "work/checkpoints/lambada"  # relative to the checkout: it is written into eval.json
+    o["out"] = res or f"{ROOT}/results/lambada"
+    o["checkpoints"] = ckpts or "work/checkpoints/lambada"  # relative to the checkout: it is written into eval.json
     readme = f"{ROOT}/examples/lambada/README.md" if readme is None else readme
     if readme:
         need_block(readme, "lambada-summary")
@@ -107,166 +101,195 @@ def main(argv):
     stopwords = o["stopwords"] or local_copy("lambada/stopwords.txt") or "stopwords.txt"
     if o["stopwords"] and not os.path.isfile(stopwords):
         raise Stop(f"--stopwords {stopwords}: no such file")
-    data = o["data"] or f"{ROOT}/work/lambada/bin"
-    tag = f"{o['tag']}_" if o["tag"] else ""
-    runs = o["runs"].split()
-    names = [(run, seed, f"{tag}{run}_seed{seed}") for seed in seeds for run in runs]
-
-    def finished(name, dest=res):  # its evaluation and predictions are in the results
-        return os.path.isfile(f"{dest}/{name}.eval.json") and os.path.isfile(f"{dest}/{name}.pred.jsonl.gz")
-
-    def rule(log_path, budget=None):
-        """The convergence of a run from its log: converging, the stopping rule's; else its fixed budget's."""
-        if budget is None:
-            return early_stopping.convergence(log_path, "accuracy", patience, max_update, True, "update")
-        return early_stopping.convergence(log_path, "accuracy", 0, budget, True, "update")
-
-    if o["status"]:  # where each run stands, from its results or its log; trains nothing
-        for run, seed, name in names:
-            train_log = f"{ckpts}/{name}.train.log"
-            if finished(name):
-                state = (f"finished; {describe_results(f'{res}/{name}.eval.json', 'LAMBADA dev accuracy {all[accuracy]}')}"
-                         f" ({res}/{name}.eval.json)")
-            elif os.path.isfile(train_log) and converge:
-                state = early_stopping.describe(rule(train_log), "accuracy", "update", patience, max_update)
-            elif os.path.isfile(train_log):
-                state = early_stopping.describe(rule(train_log, updates), "accuracy", "update", 0, updates)
-            else:
-                state = "not started"
-            print(f"{tag}{run} seed {seed}: {state}", flush=True)
+    study = LambadaStudy(o, readme, stopwords, threads_per_job(jobs))
+    if mode == "status":
+        run_study(study, mode, jobs)
         return
-    if not os.path.isfile(f"{data}/dict.txt"):
-        raise Stop(f"no prepared data in {data}: run data-prep/lambada.sh first")
-    os.makedirs(res, exist_ok=True)
-    for run in runs:
+    if not os.path.isfile(f"{study.data}/dict.txt"):
+        raise Stop(f"no prepared data in {study.data}: run data-prep/lambada.sh first")
+    os.makedirs(study.res, exist_ok=True)
+    for run in o["runs"].split():
         if run not in RUNS:
             raise Stop(f"unknown run {run} ({', '.join(RUNS)})")
+    if mode == "snapshot":
+        study.snapshot(jobs)
+    else:
+        run_study(study, mode, jobs)
+        if mode == "train":
+            log(f"[lambada] results in {study.res} (summary.json: the table and exact McNemar tests between the runs)")
 
-    def keys(run, seed):  # the fairseq options that make this run what it is
-        k = {"seed": seed, "batch_size": bsz, "lr": "0.001", "warmup_updates": warmup, "dropout": "0.1",
-             "fp16": "True" if fp16 else "False", **flag_keys(RUNS[run])}
-        if converge:
-            k["validate_interval_updates"] = interval
+
+class LambadaStudy(Study):
+    """BiDAF-SA-Early with and without supervision, same budget (or stopping rule), the best checkpoint scored."""
+
+    label = "lambada"
+
+    def __init__(self, o, readme, stopwords, threads):
+        self.o, self.readme, self.stopwords = o, readme, stopwords
+        self.res, self.ckpts = o["out"], o["checkpoints"]
+        # numbers are checked as numbers before anything computes with them
+        self.updates = need_int("--updates", o["updates"], 10)
+        self.warmup = need_int("--warmup", o["warmup"])
+        self.bsz = need_int("--batch-size", o["batch_size"], 1)
+        self.interval = need_int("--valid-interval", o["valid_interval"], 1)
+        self.patience = need_int("--patience", o["patience"])
+        self.max_update = need_int("--max-update", o["max_update"], 1)
+        self.fp16, self.converge = o["fp16"], o["converge"]
+        self.data = o["data"] or f"{ROOT}/work/lambada/bin"
+        self.tag = f"{o['tag']}_" if o["tag"] else ""
+        self.env = console_env(threads)
+        self.hide = [(self.ckpts, "<checkpoints>"), (self.data, "<data>")]  # --checkpoints or --data outside
+        runs = o["runs"].split()
+        super().__init__([Run(f"{self.tag}{run}_seed{seed}", run, seed)
+                          for seed in need_ints("--seeds", o["seeds"]) for run in runs])
+        first = self.runs[0]
+        self.recipe = {k: float(v) if k in ("lr", "dropout") else v for k, v in self.keys(first).items()
+                       if k in ("batch_size", "lr", "warmup_updates", "dropout", "max_update",
+                                "validate_interval_updates")} if first.system in RUNS else {}
+
+    def title(self, run):
+        return f"{self.tag}{run.system} seed {run.seed}"
+
+    def folder(self, run):
+        return f"{self.ckpts}/{run.name}"
+
+    def finished(self, run, dest=None):
+        """Its evaluation and predictions are in the results (or ``dest``)."""
+        dest = dest or self.res
+        return os.path.isfile(f"{dest}/{run.name}.eval.json") and os.path.isfile(f"{dest}/{run.name}.pred.jsonl.gz")
+
+    def rule(self, log_path, budget=None):
+        """The convergence of a run from its log: converging, the stopping rule's; else its fixed budget's."""
+        if budget is None:
+            return early_stopping.convergence(log_path, "accuracy", self.patience, self.max_update, True, "update")
+        return early_stopping.convergence(log_path, "accuracy", 0, budget, True, "update")
+
+    def state(self, run):
+        train_log = f"{self.ckpts}/{run.name}.train.log"
+        if self.finished(run):
+            found = describe_results(f"{self.res}/{run.name}.eval.json", "LAMBADA dev accuracy {all[accuracy]}")
+            return f"finished; {found} ({self.res}/{run.name}.eval.json)"
+        if os.path.isfile(train_log) and self.converge:
+            return early_stopping.describe(self.rule(train_log), "accuracy", "update", self.patience, self.max_update)
+        if os.path.isfile(train_log):
+            return early_stopping.describe(self.rule(train_log, self.updates), "accuracy", "update", 0, self.updates)
+        return "not started"
+
+    def keys(self, run):
+        """The fairseq options that make this run what it is."""
+        k = {"seed": run.seed, "batch_size": self.bsz, "lr": "0.001", "warmup_updates": self.warmup, "dropout": "0.1",
+             "fp16": "True" if self.fp16 else "False", **flag_keys(RUNS[run.system])}
+        if self.converge:
+            k["validate_interval_updates"] = self.interval
         else:
-            k.update(max_update=updates, validate_interval_updates=updates // 10)
+            k.update(max_update=self.updates, validate_interval_updates=self.updates // 10)
         return k
 
-    # before anything trains or is scored: every finished run was made with these options (and, converging,
-    # stopped where this rule stops it), and every stopped one trained with them so far
-    for run, seed, name in names:
-        state, train_log = "running", f"{ckpts}/{name}.train.log"
-        if finished(name):
-            state, train_log = "finished", f"{res}/{name}.train.log.gz"
-        same_run(train_log, HINT, keys(run, seed))
-        if converge and os.path.isfile(train_log):
-            problem = early_stopping.agrees(train_log, "accuracy", patience, max_update, True, "update", 0.0,
+    def check(self, run):
+        """A finished run was made with these options (and, converging, stopped where this rule stops it); a
+        stopped one trained with them so far."""
+        state, train_log = "running", f"{self.ckpts}/{run.name}.train.log"
+        if self.finished(run):
+            state, train_log = "finished", f"{self.res}/{run.name}.train.log.gz"
+        same_run(train_log, HINT, self.keys(run))
+        if self.converge and os.path.isfile(train_log):
+            problem = early_stopping.agrees(train_log, "accuracy", self.patience, self.max_update, True, "update", 0.0,
                                             state == "finished")
             if problem:
                 raise Stop(f"{problem}. {HINT}")
-    recipe = {k: float(v) if k in ("lr", "dropout") else v for k, v in keys(runs[0], seeds[0]).items()
-              if k in ("batch_size", "lr", "warmup_updates", "dropout", "max_update", "validate_interval_updates")}
-    # a trial (another budget, a seed 6) never trains into the table's folder
-    run_protocol.write_or_check(res, runs, seeds, recipe, RUNS, tag=o["tag"])
 
-    hide = [(ckpts, "<checkpoints>"), (data, "<data>")]  # --checkpoints or --data outside the checkout
+    def protocol(self):
+        # a trial (another budget, a seed 6) never trains into the table's folder
+        run_protocol.write_or_check(self.res, [r.system for r in self.runs], [r.seed for r in self.runs],
+                                    self.recipe, RUNS, tag=self.o["tag"])
 
-    def train(pool, run, seed, ck, lock, *flags):  # fairseq-train of one run into ck, appending to ck.train.log
+    def fairseq_train(self, pool, run, lock, *flags):
+        """fairseq-train of one run into its folder, appending to its .train.log."""
+        ck = self.folder(run)
         with open(f"{ck}.train.log", "ab") as fh:
-            return pool.run(["fairseq-train", data, "--user-dir", user_dir(), "--task", "lambada_reader", *RUNS[run],
-                             "--criterion", "pointer_sum", "--optimizer", "adam", "--lr", "1e-3", "--lr-scheduler",
-                             "inverse_sqrt", "--warmup-updates", warmup, "--warmup-init-lr", "1e-7", "--batch-size",
-                             bsz, "--dropout", "0.1", "--seed", seed, "--keep-interval-updates", "1",
-                             "--no-epoch-checkpoints", "--best-checkpoint-metric", "accuracy",
-                             "--maximize-best-checkpoint-metric", "--save-dir", ck, "--log-format", "simple",
-                             "--log-interval", "25", *(["--fp16"] if fp16 else []), *flags],
-                            env=env, stdout=fh, stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),)) == 0
+            return pool.run(["fairseq-train", self.data, "--user-dir", user_dir(), "--task", "lambada_reader",
+                             *RUNS[run.system], "--criterion", "pointer_sum", "--optimizer", "adam", "--lr", "1e-3",
+                             "--lr-scheduler", "inverse_sqrt", "--warmup-updates", self.warmup, "--warmup-init-lr",
+                             "1e-7", "--batch-size", self.bsz, "--dropout", "0.1", "--seed", run.seed,
+                             "--keep-interval-updates", "1", "--no-epoch-checkpoints", "--best-checkpoint-metric",
+                             "accuracy", "--maximize-best-checkpoint-metric", "--save-dir", ck, "--log-format",
+                             "simple", "--log-interval", "25", *(["--fp16"] if self.fp16 else []), *flags],
+                            env=self.env, stdout=fh, stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),)) == 0
 
-    def evaluate(pool, name, ck, dest, lock=None):  # score ck's best checkpoint on the test split, into dest
+    def evaluate(self, pool, run, dest, lock=None):
+        """Score the run's best checkpoint on the test split, into ``dest``."""
+        ck, name = self.folder(run), run.name
         with open(f"{ck}.eval.txt", "wb") as out, open(f"{ck}.train.log", "ab") as err:
-            if pool.run(["fairseq-syntax-lambada-eval", data, "--path", f"{ck}/checkpoint_best.pt", "--split", "test",
-                         "--json", f"{ck}.eval.json", "--predictions", f"{ck}.pred.jsonl"], env=env, stdout=out,
-                        stderr=err, pass_fds=(lock.fileno(),) if lock else ()):
+            if pool.run(["fairseq-syntax-lambada-eval", self.data, "--path", f"{ck}/checkpoint_best.pt", "--split",
+                         "test", "--json", f"{ck}.eval.json", "--predictions", f"{ck}.pred.jsonl"], env=self.env,
+                        stdout=out, stderr=err, pass_fds=(lock.fileno(),) if lock else ()):
                 log(f"[lambada] {name}: evaluation failed, see {ck}.train.log")
                 return False
-        keep_log(f"{ck}.train.log", f"{dest}/{name}.train.log.gz", hide)
+        keep_log(f"{ck}.train.log", f"{dest}/{name}.train.log.gz", self.hide)
         command_output(f"{dest}/{name}.pred.jsonl.gz", [*GZIP, "-c", f"{ck}.pred.jsonl"])
         with open(f"{ck}.eval.txt", encoding="utf-8", errors="surrogateescape") as fh:
             text = fh.read()
         write_text(f"{dest}/{name}.eval.txt", text)
         with open(f"{ck}.eval.json", encoding="utf-8") as fh:  # it names the checkpoint it scored
             scored = fh.read()
-        run, seed = run_protocol.split_run(name[len(tag):])
-        write_record(f"{dest}/{name}.record.json", study="lambada", system=f"{tag}{run}", seed=seed, recipe=recipe,
-                     data=data, split="test", scored=json.loads(scored)["all"]["n"], log=f"{ck}.train.log")
-        write_text(f"{dest}/{name}.eval.json", hide_paths(scored, hide))
+        write_record(f"{dest}/{name}.record.json", study="lambada", system=f"{self.tag}{run.system}", seed=run.seed,
+                     recipe=self.recipe, data=self.data, split="test", scored=json.loads(scored)["all"]["n"],
+                     log=f"{ck}.train.log")
+        write_text(f"{dest}/{name}.eval.json", hide_paths(scored, self.hide))
         sys.stderr.write(text)
         return True
 
-    def train_eval(pool, run, seed, name):
-        if finished(name):
-            log(f"[lambada] skip {name} (done)")
-            return True
-        ck = f"{ckpts}/{name}"
-        lock = lock_run(ck)
-        if lock is None:
-            return False
-        with lock:
-            if converge:
-                while True:
-                    c = rule(f"{ck}.train.log")
-                    if c["stopped"]:
-                        break
-                    nxt = early_stopping.next_update(c, interval, patience, max_update)
-                    log(f"[lambada] {name}: training to update {nxt}")
-                    if not train(pool, run, seed, ck, lock, "--max-update", nxt, "--validate-interval-updates",
-                                 interval, "--save-interval-updates", interval, "--validate-interval", "100000"):
-                        return False
-            elif not os.path.isfile(f"{ck}/checkpoint_best.pt") or not _done_training(f"{ck}.train.log"):
-                log(f"[lambada] {name}: {updates} updates")
-                if not train(pool, run, seed, ck, lock, "--max-update", updates, "--validate-interval-updates",
-                             updates // 10, "--save-interval-updates", updates // 10):
+    def train(self, pool, run, lock):
+        ck, name, interval = self.folder(run), run.name, self.interval
+        if self.converge:
+            while True:
+                c = self.rule(f"{ck}.train.log")
+                if c["stopped"]:
+                    break
+                nxt = early_stopping.next_update(c, interval, self.patience, self.max_update)
+                log(f"[lambada] {name}: training to update {nxt}")
+                if not self.fairseq_train(pool, run, lock, "--max-update", nxt, "--validate-interval-updates",
+                                          interval, "--save-interval-updates", interval, "--validate-interval",
+                                          "100000"):
                     return False
-            return evaluate(pool, name, ck, res, lock)
+        elif not os.path.isfile(f"{ck}/checkpoint_best.pt") or not _done_training(f"{ck}.train.log"):
+            log(f"[lambada] {name}: {self.updates} updates")
+            if not self.fairseq_train(pool, run, lock, "--max-update", self.updates, "--validate-interval-updates",
+                                      self.updates // 10, "--save-interval-updates", self.updates // 10):
+                return False
+        return self.evaluate(pool, run, self.res, lock)
 
-    def summarize(folder, readme_path=""):  # the table and paired tests of the runs in folder
-        args = ["--results", folder, "--patience", patience, "--max-update", max_update, "--valid-interval", interval]
-        if readme_path:
-            args += ["--readme", readme_path]
-        inst = f"{os.path.dirname(data)}/raw/test.inst.jsonl"  # for the most-frequent-context-word reference
-        if os.path.isfile(inst) and os.path.isfile(stopwords):
-            args += ["--instances", inst, "--stopwords", stopwords]
-        run_tool([sys.executable, "examples/lambada/summarize.py", *args], env=env)
+    def summarize(self, folder=None, readme=None):
+        """The table and paired tests of the runs in ``folder`` (the results)."""
+        args = ["--results", folder or self.res, "--patience", self.patience, "--max-update", self.max_update,
+                "--valid-interval", self.interval]
+        readme = self.readme if readme is None else readme
+        if readme:
+            args += ["--readme", readme]
+        inst = f"{os.path.dirname(self.data)}/raw/test.inst.jsonl"  # for the most-frequent-context-word reference
+        if os.path.isfile(inst) and os.path.isfile(self.stopwords):
+            args += ["--instances", inst, "--stopwords", self.stopwords]
+        run_tool([sys.executable, "examples/lambada/summarize.py", *args], env=self.env)
 
-    if o["snapshot"]:  # the unfinished runs' best checkpoints so far, scored beside the results
-        clear_snapshot(f"{res}/snapshot")  # a run that finished since the last snapshot is not shown as it stood
+    def snapshot(self, jobs):
+        """The unfinished runs' best checkpoints so far, scored into results/snapshot and summarized there."""
+        snap = f"{self.res}/snapshot"
+        clear_snapshot(snap)  # a run that finished since the last snapshot is not shown as it stood
 
-        def snapshot(pool, run, seed, name):
-            ck = f"{ckpts}/{name}"
-            if finished(name) or not os.path.isfile(f"{ck}/checkpoint_best.pt"):
+        def one(pool, run):
+            ck = self.folder(run)
+            if self.finished(run) or not os.path.isfile(f"{ck}/checkpoint_best.pt"):
                 return True
-            os.makedirs(f"{res}/snapshot", exist_ok=True)
-            log(f"[lambada] snapshot of {name}: "
-                f"{early_stopping.describe(rule(f'{ck}.train.log'), 'accuracy', 'update', patience, max_update)}")
-            return evaluate(pool, name, ck, f"{res}/snapshot")
+            os.makedirs(snap, exist_ok=True)
+            log(f"[lambada] snapshot of {run.name}: "
+                f"{early_stopping.describe(self.rule(f'{ck}.train.log'), 'accuracy', 'update', self.patience, self.max_update)}")
+            return self.evaluate(pool, run, snap)
 
-        with JobPool(jobs) as pool:
-            for run, seed, name in names:
-                pool.start(snapshot, pool, run, seed, name)
-        if pool.failed:
-            raise Stop(f"[lambada] a snapshot's evaluation failed (see {ckpts}/<run>.train.log)")
-        if not glob.glob(f"{glob.escape(res)}/snapshot/*.eval.json"):
+        each_run(self.runs, one, jobs, f"[lambada] a snapshot's evaluation failed (see {self.ckpts}/<run>.train.log)")
+        if not glob.glob(f"{glob.escape(snap)}/*.eval.json"):
             raise Stop("[lambada] no unfinished run has a checkpoint to score")
-        summarize(f"{res}/snapshot")
-        log(f"[lambada] snapshot in {res}/snapshot (fixed budgets, not converged; the runs resume as before)")
-        return
-
-    with JobPool(jobs) as pool:
-        for run, seed, name in names:
-            pool.start(train_eval, pool, run, seed, name)
-    if pool.failed:
-        raise Stop("[lambada] some runs failed or were stopped; run again to resume")
-    summarize(res, readme)
-    log(f"[lambada] results in {res} (summary.json: the table and exact McNemar tests between the runs)")
+        self.summarize(snap, "")
+        log(f"[lambada] snapshot in {snap} (fixed budgets, not converged; the runs resume as before)")
 
 
 def _done_training(path: str) -> bool:

@@ -44,14 +44,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from fairseq_syntax.local_data import local_copy  # noqa: E402
 from fairseq_syntax.pipeline.atomic import GZIP, atomic_path, command_output, write_text  # noqa: E402
-from fairseq_syntax.pipeline.jobs import JobPool, threads_per_job  # noqa: E402
+from fairseq_syntax.pipeline.jobs import threads_per_job  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, parse  # noqa: E402
 from examples.studies import early_stopping, run_protocol  # noqa: E402
 from examples.studies.run_record import write_record  # noqa: E402
-from examples.studies.runs import (console_env, flag_keys, lock_run, need_block, no_quick_study,  # noqa: E402
-                                         require_gpu, same_run, user_dir)
+from examples.studies.runs import (console_env, flag_keys, need_block, no_quick_study, require_gpu,  # noqa: E402
+                                   same_run, user_dir)
+from examples.studies.study_runner import MODE_FLAGS, Run, Study, mode_of, run_study  # noqa: E402
 from examples.studies.training_log import open_log  # noqa: E402
 
 RUNS = ("vanilla:1 sgnet:1 vanilla:2 sgnet:2 vanilla:3 sgnet:3 sgnet_random_trees:1 vanilla_plus1:1 "
@@ -72,214 +73,224 @@ HINT = "Give another --out and MULTI30K_CHECKPOINTS, or remove that run's log an
 
 def main(argv):
     o = parse(argv, {"--runs": RUNS, "--jobs": "2", "--patience": "5", "--min-delta": "0.01", "--max-update": "8000",
-                     "--max-len-b": "200", "--out": "", "--readme": ""},
-              ("--no-summary", "--summary-only", "--status", "--fp16"), __doc__)
-    summary = "status" if o["status"] else "only" if o["summary_only"] else "no" if o["no_summary"] else "yes"
-    if summary != "status":
+                     "--max-len-b": "200", "--out": "", "--readme": ""}, (*MODE_FLAGS, "--fp16"), __doc__)
+    mode = mode_of(o)
+    if mode != "status":
         no_quick_study()
     jobs = need_int("--jobs", o["jobs"], 1)
-    patience = need_int("--patience", o["patience"])
-    max_update = need_int("--max-update", o["max_update"], 1)
-    max_len_b = need_int("--max-len-b", o["max_len_b"], 1)
     if not re.fullmatch(r"[0-9]+([.][0-9]*)?|[.][0-9]+", o["min_delta"]):
         raise Stop(f"--min-delta takes a validation-loss difference, got '{o['min_delta']}'")
-    min_delta = float(o["min_delta"])
     runs = []
     for run in o["runs"].split():
         if not re.fullmatch(r".+:.*", run) or run.startswith(":"):
             raise Stop(f"--runs takes SYSTEM:SEED pairs (sgnet:1 vanilla:2), got '{run}'")
         system, seed = run.rsplit(":", 1)
-        runs.append((system, need_int(f"--runs (the seed of {run})", seed)))
-    env = console_env(threads_per_job(jobs))
-    fp16 = o["fp16"]
+        runs.append(Run(f"{system}_seed{need_int(f'--runs (the seed of {run})', seed)}", system, int(seed)))
     res, readme = o["out"], o["readme"] if "--readme" in argv else ("" if "--out" in argv else None)
-    suffix = ""
-    if fp16:  # half-precision runs never resume, overwrite or join the fp32 ones
+    if o["fp16"]:  # half-precision runs never resume, overwrite or join the fp32 ones
         if not res:
             res = f"{ROOT}/results/multi30k_fp16"
             readme = readme or ""
-        suffix = "_fp16"
-        if summary not in ("only", "status"):
+        if mode in ("train", "no-summary"):
             require_gpu("reproduce")
-    res = res or f"{ROOT}/results/multi30k"
+    o["out"] = res or f"{ROOT}/results/multi30k"
     readme = f"{ROOT}/examples/multi30k/README.md" if readme is None else readme
     if readme:
         need_block(readme, "multi30k-summary")
-    local = os.environ.get("MULTI30K_DIR", "") or os.path.dirname(local_copy("multi30k/train.en.gz") or "")
-    data = os.environ.get("MULTI30K_DATA") or f"{ROOT}/work/multi30k"
-    ckpts = os.environ.get("MULTI30K_CHECKPOINTS") or f"{ROOT}/work/checkpoints"
+    if mode in ("train", "no-summary"):
+        for run in runs:
+            if run.system not in SYSTEMS:
+                raise Stop(f"--runs: unknown system {run.system} ({', '.join(SYSTEMS)})")
+    run_study(Multi30kStudy(runs, o, readme, threads_per_job(jobs)), mode, jobs)
 
-    def rule(log_path):  # the convergence of a run from its log (validation every epoch)
-        return early_stopping.convergence(log_path, "loss", patience, max_update, False, "epoch", min_delta)
 
-    def tests():  # {split: sentences} of the prepared test sets, as testsets.tsv records them
-        if not os.path.isfile(f"{data}/bin/testsets.tsv"):
+class Multi30kStudy(Study):
+    """Each system trained until validation loss stops improving, the best checkpoint scored on every test set."""
+
+    label = "reproduce"
+
+    def __init__(self, runs, o, readme, threads):
+        super().__init__(runs)
+        self.o, self.readme, self.res, self.fp16 = o, readme, o["out"], o["fp16"]
+        self.patience = need_int("--patience", o["patience"])
+        self.max_update = need_int("--max-update", o["max_update"], 1)
+        self.max_len_b = need_int("--max-len-b", o["max_len_b"], 1)
+        self.min_delta = float(o["min_delta"])
+        self.suffix = "_fp16" if self.fp16 else ""
+        self.env = console_env(threads)
+        self.local = os.environ.get("MULTI30K_DIR", "") or os.path.dirname(local_copy("multi30k/train.en.gz") or "")
+        self.data = os.environ.get("MULTI30K_DATA") or f"{ROOT}/work/multi30k"
+        self.ckpts = os.environ.get("MULTI30K_CHECKPOINTS") or f"{ROOT}/work/checkpoints"
+        self.splits, self.test_sizes = [], {}
+
+    def folder(self, run):
+        return f"{self.ckpts}/multi30k_{run.name}{self.suffix}"
+
+    def rule(self, log_path):
+        """The convergence of a run from its log (validation every epoch)."""
+        return early_stopping.convergence(log_path, "loss", self.patience, self.max_update, False, "epoch",
+                                          self.min_delta)
+
+    def tests(self):
+        """{split: sentences} of the prepared test sets, as testsets.tsv records them."""
+        if not os.path.isfile(f"{self.data}/bin/testsets.tsv"):
             return {}
-        with open(f"{data}/bin/testsets.tsv", encoding="utf-8") as fh:
+        with open(f"{self.data}/bin/testsets.tsv", encoding="utf-8") as fh:
             return {f[0]: int(f[2]) for f in (line.rstrip("\n").split("\t") for line in fh if line.strip())}
 
-    def summarize():  # the table of the finished runs: summary.json, summary.md and the README block
-        os.makedirs(res, exist_ok=True)
-        run_tool([sys.executable, f"{ROOT}/examples/multi30k/summarize.py", "--data", data, "--results", res,
-                  "--patience", patience, "--min-delta", o["min_delta"], "--max-update", max_update, "--planned",
-                  o["runs"], *(["--readme", readme] if readme else [])], env=env)
+    def kept(self, run):
+        return f"{self.res}/logs/{run.name}.train.log.gz"
 
-    def kept_in_results(system, seed):  # its kept log says it stopped, and every test set has hypotheses
-        kept = f"{res}/logs/{system}_seed{seed}.train.log.gz"
-        return os.path.isfile(kept) and rule(kept)["stopped"] and all(
-            os.path.isfile(f"{res}/hyp/{system}_seed{seed}.{split}.de.gz") for split in tests())
+    def finished(self, run):
+        """Its checkpoints are not here (a fresh clone) and its kept log says it stopped, with hypotheses for every
+        test set; a run with checkpoints here is finished by train (scoring what is missing)."""
+        return not os.path.isfile(f"{self.folder(run)}/train.log") and os.path.isfile(self.kept(run)) and \
+            self.rule(self.kept(run))["stopped"] and \
+            all(os.path.isfile(f"{self.res}/hyp/{run.name}.{split}.de.gz") for split in self.tests())
 
-    if summary == "only":
-        summarize()
-        return
-    if summary == "status":
-        for system, seed in runs:
-            train_log = f"{ckpts}/multi30k_{system}_seed{seed}{suffix}/train.log"
-            if os.path.isfile(train_log):
-                state = early_stopping.describe(rule(train_log), "loss", "epoch", patience, max_update)
-            elif kept_in_results(system, seed):
-                state = f"finished; its log and hypotheses are in {res}"
-            else:
-                state = "not started"
-            print(f"{system} seed {seed}: {state}", flush=True)
-        return
-    for system, _ in runs:
-        if system not in SYSTEMS:
-            raise Stop(f"--runs: unknown system {system} ({', '.join(SYSTEMS)})")
+    def when_finished(self, pool, run):
+        log(f"[reproduce] {run.system} seed {run.seed}: finished and scored in {self.res}; skipped (remove its log "
+            f"there to train it again)")
+        return True
 
-    # before anything is prepared or trains: every run found here (its checkpoints' log) or in the results (its
-    # kept log) was trained with these options and, if finished, stopped where this rule stops it
-    for system, seed in runs:
+    def state(self, run):
+        train_log = f"{self.folder(run)}/train.log"
+        if os.path.isfile(train_log):
+            return early_stopping.describe(self.rule(train_log), "loss", "epoch", self.patience, self.max_update)
+        if self.finished(run):
+            return f"finished; its log and hypotheses are in {self.res}"
+        return "not started"
+
+    def check(self, run):
+        """Every run found here (its checkpoints' log) or in the results (its kept log) was trained with these
+        options and, if finished, stopped where this rule stops it."""
         # (not max_update: the rule holds the cap, and a run stopped by patience before it agrees with any higher)
-        keys = {"seed": seed, **RECIPE, "fp16": "True" if fp16 else "False", **flag_keys(SYSTEMS[system])}
-        ck = f"{ckpts}/multi30k_{system}_seed{seed}{suffix}"
-        kept = f"{res}/logs/{system}_seed{seed}.train.log.gz"
-        for train_log in (f"{ck}/train.log", kept):
+        keys = {"seed": run.seed, **RECIPE, "fp16": "True" if self.fp16 else "False",
+                **flag_keys(SYSTEMS[run.system])}
+        ck = self.folder(run)
+        for train_log in (f"{ck}/train.log", self.kept(run)):
             if not os.path.isfile(train_log):
                 continue
             same_run(train_log, HINT, keys)
-            finished = train_log == kept or os.path.isfile(f"{ck}/done")
-            problem = early_stopping.agrees(train_log, "loss", patience, max_update, False, "epoch", min_delta, finished)
+            finished = train_log == self.kept(run) or os.path.isfile(f"{ck}/done")
+            problem = early_stopping.agrees(train_log, "loss", self.patience, self.max_update, False, "epoch",
+                                            self.min_delta, finished)
             if problem:
                 raise Stop(f"{problem}. {HINT}")
 
-    # hypotheses of one cap only (--max-len-b): a folder without the record was decoded with fairseq's default
-    made_with = "200"
-    if os.path.isfile(f"{res}/hyp/max-len-b"):
-        with open(f"{res}/hyp/max-len-b", encoding="utf-8") as fh:
-            made_with = fh.read().strip()
-    if made_with != str(max_len_b) and glob.glob(f"{glob.escape(res)}/hyp/*.de.gz"):
-        raise Stop(f"[reproduce] the hypotheses in {res}/hyp were decoded with --max-len-b {made_with}, not "
-                   f"{max_len_b}: give that cap again, or another --out")
-    # a trial (--max-update 10, a seed 6) never trains into the table
-    run_protocol.write_or_check(res, [s for s, _ in runs], [k for _, k in runs], {**RECIPE, "max_update": max_update},
-                                SYSTEMS)
-    os.makedirs(f"{res}/hyp", exist_ok=True)
-    os.makedirs(f"{res}/logs", exist_ok=True)
-    if max_len_b != 200:
-        write_text(f"{res}/hyp/max-len-b", f"{max_len_b}\n")
-    if os.path.isfile(f"{data}/.stamps/binarize") and os.path.isfile(f"{data}/bin/preprocessing.json"):
-        # a finished preparation is used as it is, with the options it was made with (data-prep would redo it
-        # with the defaults below, since its stage records hold the options: a --max-train slice would become the
-        # corpus)
-        with open(f"{data}/bpe/train.en", "rb") as fh:
-            log(f"[reproduce] using the data prepared in {data} ({sum(1 for _ in fh)} training pairs)")
-    else:
-        run_tool(["bash", f"{ROOT}/data-prep/multi30k.sh", *(["--local-dir", local] if local else []), "--out", data,
-             "--parser", "spacy", "--workers", "2"], f"preparing Multi30k into {data} failed", env=env)
-    test_sizes = tests()
-    splits = list(test_sizes)
-    # the random-tree control's side files, beside the real heads (same words, same subwords, seed 1)
-    if not os.path.isfile(f"{data}/bin/test.en-de.en.randheads.idx"):
-        every = ["train", "valid", *splits]
-        run_tool(["fairseq-syntax-binarize-heads", "--heads", *[f"{data}/bpe/{s}.en.heads" for s in every], "--split",
-             *every, "--destdir", f"{data}/bin", "-s", "en", "-t", "de", "--suffix", "randheads", "--random-trees",
-             "1"], "writing the random trees failed", env=env)
-    common = ["-s", "en", "-t", "de", "--share-all-embeddings", "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)",
-              "--lr", str(RECIPE["lr"]), "--lr-scheduler", "inverse_sqrt", "--warmup-updates", str(RECIPE["warmup_updates"]),
-              "--criterion",
-              "label_smoothed_cross_entropy", "--label-smoothing", "0.1", "--max-tokens", str(RECIPE["max_tokens"]),
-              "--required-batch-size-multiple", "1", "--max-update", str(max_update), "--best-checkpoint-metric",
-              "loss", "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "50",
-              *(["--fp16"] if fp16 else [])]
+    def protocol(self):
+        res = self.res
+        # hypotheses of one cap only (--max-len-b): a folder without the record was decoded with fairseq's default
+        made_with = "200"
+        if os.path.isfile(f"{res}/hyp/max-len-b"):
+            with open(f"{res}/hyp/max-len-b", encoding="utf-8") as fh:
+                made_with = fh.read().strip()
+        if made_with != str(self.max_len_b) and glob.glob(f"{glob.escape(res)}/hyp/*.de.gz"):
+            raise Stop(f"[reproduce] the hypotheses in {res}/hyp were decoded with --max-len-b {made_with}, not "
+                       f"{self.max_len_b}: give that cap again, or another --out")
+        # a trial (--max-update 10, a seed 6) never trains into the table
+        run_protocol.write_or_check(res, [r.system for r in self.runs], [r.seed for r in self.runs],
+                                    {**RECIPE, "max_update": self.max_update}, SYSTEMS)
+        os.makedirs(f"{res}/hyp", exist_ok=True)
+        os.makedirs(f"{res}/logs", exist_ok=True)
+        if self.max_len_b != 200:
+            write_text(f"{res}/hyp/max-len-b", f"{self.max_len_b}\n")
 
-    def run_one(pool, system, seed):  # train (or resume, or skip when done), then generate every test set
-        flags = SYSTEMS[system]
-        ck = f"{ckpts}/multi30k_{system}_seed{seed}{suffix}"
+    def prepare(self):
+        data = self.data
+        if os.path.isfile(f"{data}/.stamps/binarize") and os.path.isfile(f"{data}/bin/preprocessing.json"):
+            # a finished preparation is used as it is, with the options it was made with (data-prep would redo it
+            # with the defaults below, since its stage records hold the options: a --max-train slice would become
+            # the corpus)
+            with open(f"{data}/bpe/train.en", "rb") as fh:
+                log(f"[reproduce] using the data prepared in {data} ({sum(1 for _ in fh)} training pairs)")
+        else:
+            run_tool(["bash", f"{ROOT}/data-prep/multi30k.sh", *(["--local-dir", self.local] if self.local else []),
+                      "--out", data, "--parser", "spacy", "--workers", "2"], f"preparing Multi30k into {data} failed",
+                     env=self.env)
+        self.test_sizes = self.tests()
+        self.splits = list(self.test_sizes)
+        # the random-tree control's side files, beside the real heads (same words, same subwords, seed 1)
+        if not os.path.isfile(f"{data}/bin/test.en-de.en.randheads.idx"):
+            every = ["train", "valid", *self.splits]
+            run_tool(["fairseq-syntax-binarize-heads", "--heads", *[f"{data}/bpe/{s}.en.heads" for s in every],
+                      "--split", *every, "--destdir", f"{data}/bin", "-s", "en", "-t", "de", "--suffix", "randheads",
+                      "--random-trees", "1"], "writing the random trees failed", env=self.env)
+
+    def train(self, pool, run, lock):
+        """Train (or resume), then generate every test set."""
+        system, seed, res, data, env = run.system, run.seed, self.res, self.data, self.env
+        flags, ck = SYSTEMS[system], self.folder(run)
         train_log = f"{ck}/train.log"
-        if not os.path.isfile(train_log) and kept_in_results(system, seed):  # a fresh clone does not train them again
-            log(f"[reproduce] {system} seed {seed}: finished and scored in {res}; skipped (remove its log there to "
-                f"train it again)")
-            return True
-        lock = lock_run(ck)
-        if lock is None:
-            return False
-        with lock:
-            # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
-            # uninterrupted one would (fairseq's own --patience restarts its count on resume); and a process that
-            # goes on into the next epoch trains it differently from one resumed there (fairseq keeps the batches
-            # it made in a process's first epoch; examples/multi30k/README.md, "Why one process per epoch"), so
-            # only this makes a resume exact
-            while not os.path.isfile(f"{ck}/done"):
-                c = rule(train_log)
-                if c["stopped"]:
-                    open(f"{ck}/done", "w").close()
-                    log(f"[reproduce] {system} seed {seed}: stopped after {_validations(train_log)} validations")
-                    break
-                epoch = c.get("last_epoch", 0) + 1
-                if epoch == 1:
-                    log(f"[reproduce] training {system} seed {seed}")
-                with open(train_log, "ab") as fh:
-                    if pool.run(["fairseq-train", f"{data}/bin", "--user-dir", user_dir(), *flags, *common, "--seed",
-                                 str(seed), "--save-dir", ck, "--max-epoch", str(epoch)], env=env, stdout=fh,
-                                stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),)):
-                        log(f"[reproduce] {system} seed {seed} failed or was stopped; see {train_log}")
-                        return False
-            keep_log(train_log, f"{res}/logs/{system}_seed{seed}.train.log.gz",
-                     [(ckpts, "<checkpoints>"), (data, "<data>")])
-            write_record(f"{res}/logs/{system}_seed{seed}.record.json", study="multi30k", system=system, seed=seed,
-                         recipe={**RECIPE, "max_update": max_update}, data=f"{data}/bin", split=" ".join(splits),
-                         scored=sum(test_sizes.values()), log=train_log)
-            task = [x for i, f in enumerate(flags) if f in ("--task", "--heads-suffix") for x in flags[i:i + 2]]
-            for split in splits:
-                hyp = f"{res}/hyp/{system}_seed{seed}.{split}.de.gz"
-                if os.path.isfile(hyp) and os.path.getmtime(hyp) > os.path.getmtime(f"{ck}/checkpoint_best.pt"):
-                    continue
-                with open(f"{ck}/generate.{split}.txt", "wb") as out, open(f"{ck}/generate.{split}.log", "wb") as err:
-                    rc = pool.run(["fairseq-generate", f"{data}/bin", "--user-dir", user_dir(), *task, "-s", "en",
-                                   "-t", "de", "--gen-subset", split, "--path", f"{ck}/checkpoint_best.pt", "--beam",
-                                   "5", "--max-len-b", str(max_len_b), "--batch-size", "128",
-                                   "--required-batch-size-multiple", "1", "--remove-bpe", "--tokenizer", "moses",
-                                   "--moses-no-escape"], env=env, stdout=out, stderr=err, pass_fds=(lock.fileno(),))
-                if rc:
-                    with open(f"{ck}/generate.{split}.log", encoding="utf-8", errors="replace") as fh:
-                        sys.stderr.write("".join(fh.readlines()[-5:]))
+        common = ["-s", "en", "-t", "de", "--share-all-embeddings", "--optimizer", "adam", "--adam-betas",
+                  "(0.9, 0.98)", "--lr", str(RECIPE["lr"]), "--lr-scheduler", "inverse_sqrt", "--warmup-updates",
+                  str(RECIPE["warmup_updates"]), "--criterion", "label_smoothed_cross_entropy", "--label-smoothing",
+                  "0.1", "--max-tokens", str(RECIPE["max_tokens"]), "--required-batch-size-multiple", "1",
+                  "--max-update", str(self.max_update), "--best-checkpoint-metric", "loss", "--no-epoch-checkpoints",
+                  "--log-format", "simple", "--log-interval", "50", *(["--fp16"] if self.fp16 else [])]
+        # one epoch per call: the whole log decides when to stop, so an interrupted run stops where an
+        # uninterrupted one would (fairseq's own --patience restarts its count on resume); and a process that
+        # goes on into the next epoch trains it differently from one resumed there (fairseq keeps the batches
+        # it made in a process's first epoch; examples/multi30k/README.md, "Why one process per epoch"), so
+        # only this makes a resume exact
+        while not os.path.isfile(f"{ck}/done"):
+            c = self.rule(train_log)
+            if c["stopped"]:
+                open(f"{ck}/done", "w").close()
+                log(f"[reproduce] {system} seed {seed}: stopped after {_validations(train_log)} validations")
+                break
+            epoch = c.get("last_epoch", 0) + 1
+            if epoch == 1:
+                log(f"[reproduce] training {system} seed {seed}")
+            with open(train_log, "ab") as fh:
+                if pool.run(["fairseq-train", f"{data}/bin", "--user-dir", user_dir(), *flags, *common, "--seed",
+                             str(seed), "--save-dir", ck, "--max-epoch", str(epoch)], env=env, stdout=fh,
+                            stderr=subprocess.STDOUT, pass_fds=(lock.fileno(),)):
+                    log(f"[reproduce] {system} seed {seed} failed or was stopped; see {train_log}")
                     return False
-                with open(f"{ck}/generate.{split}.txt", encoding="utf-8", errors="surrogateescape") as fh:
-                    detok = sorted((int(line[2:].split("\t", 1)[0]), line.rstrip("\n").split("\t")[2])
-                                   for line in fh if line.startswith("D-"))
-                with open(f"{data}/raw/{split}.de", "rb") as fh:
-                    if len(detok) != sum(1 for _ in fh):
-                        log(f"[reproduce] {system} seed {seed} {split}: hypotheses missing")
-                        return False
-                text = "".join(h + "\n" for _, h in detok).encode("utf-8", "surrogateescape")
-                command_output(hyp, GZIP, input=text)
-            if "--sgnet-learn-alpha" in flags:  # the α it learned (checkpoints are not committed)
-                os.makedirs(f"{res}/learned_alpha", exist_ok=True)
-                with atomic_path(f"{res}/learned_alpha/{system}_seed{seed}.json") as tmp, open(tmp, "wb") as out:
-                    if pool.run([sys.executable, "-m", "examples.studies.learned_alpha",
-                                 f"{ck}/checkpoint_best.pt"], env=env, stdout=out):
-                        raise Stop(f"reading the learned alpha of {ck} failed")
-            log(f"[reproduce] {system} seed {seed} scored on: {' '.join(splits)} ")
+        keep_log(train_log, self.kept(run), [(self.ckpts, "<checkpoints>"), (data, "<data>")])
+        write_record(f"{res}/logs/{run.name}.record.json", study="multi30k", system=system, seed=seed,
+                     recipe={**RECIPE, "max_update": self.max_update}, data=f"{data}/bin", split=" ".join(self.splits),
+                     scored=sum(self.test_sizes.values()), log=train_log)
+        task = [x for i, f in enumerate(flags) if f in ("--task", "--heads-suffix") for x in flags[i:i + 2]]
+        for split in self.splits:
+            hyp = f"{res}/hyp/{run.name}.{split}.de.gz"
+            if os.path.isfile(hyp) and os.path.getmtime(hyp) > os.path.getmtime(f"{ck}/checkpoint_best.pt"):
+                continue
+            with open(f"{ck}/generate.{split}.txt", "wb") as out, open(f"{ck}/generate.{split}.log", "wb") as err:
+                rc = pool.run(["fairseq-generate", f"{data}/bin", "--user-dir", user_dir(), *task, "-s", "en",
+                               "-t", "de", "--gen-subset", split, "--path", f"{ck}/checkpoint_best.pt", "--beam",
+                               "5", "--max-len-b", str(self.max_len_b), "--batch-size", "128",
+                               "--required-batch-size-multiple", "1", "--remove-bpe", "--tokenizer", "moses",
+                               "--moses-no-escape"], env=env, stdout=out, stderr=err, pass_fds=(lock.fileno(),))
+            if rc:
+                with open(f"{ck}/generate.{split}.log", encoding="utf-8", errors="replace") as fh:
+                    sys.stderr.write("".join(fh.readlines()[-5:]))
+                return False
+            with open(f"{ck}/generate.{split}.txt", encoding="utf-8", errors="surrogateescape") as fh:
+                detok = sorted((int(line[2:].split("\t", 1)[0]), line.rstrip("\n").split("\t")[2])
+                               for line in fh if line.startswith("D-"))
+            with open(f"{data}/raw/{split}.de", "rb") as fh:
+                if len(detok) != sum(1 for _ in fh):
+                    log(f"[reproduce] {system} seed {seed} {split}: hypotheses missing")
+                    return False
+            text = "".join(h + "\n" for _, h in detok).encode("utf-8", "surrogateescape")
+            command_output(hyp, GZIP, input=text)
+        if "--sgnet-learn-alpha" in flags:  # the α it learned (checkpoints are not committed)
+            os.makedirs(f"{res}/learned_alpha", exist_ok=True)
+            with atomic_path(f"{res}/learned_alpha/{run.name}.json") as tmp, open(tmp, "wb") as out:
+                if pool.run([sys.executable, "-m", "examples.studies.learned_alpha",
+                             f"{ck}/checkpoint_best.pt"], env=env, stdout=out):
+                    raise Stop(f"reading the learned alpha of {ck} failed")
+        log(f"[reproduce] {system} seed {seed} scored on: {' '.join(self.splits)} ")
         return True
 
-    with JobPool(jobs) as pool:
-        for system, seed in runs:
-            pool.start(run_one, pool, system, seed)
-    if pool.failed:
-        raise Stop("[reproduce] some runs failed or were stopped; run again to resume")
-    if summary != "no":
-        summarize()
+    def summarize(self):
+        """The table of the finished runs: summary.json, summary.md and the README block."""
+        os.makedirs(self.res, exist_ok=True)
+        run_tool([sys.executable, f"{ROOT}/examples/multi30k/summarize.py", "--data", self.data, "--results", self.res,
+                  "--patience", self.patience, "--min-delta", self.o["min_delta"], "--max-update", self.max_update,
+                  "--planned", self.o["runs"], *(["--readme", self.readme] if self.readme else [])], env=self.env)
 
 
 def _validations(path: str) -> int:

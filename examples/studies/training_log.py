@@ -95,6 +95,14 @@ def one_setup(setups: dict[str, dict | None], where: str) -> str | None:
 STAMP_RE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) \| INFO \| train_inner \|.*\bnum_updates=(\d+)")
 
 
+def last_update(log: str) -> int:
+    """The last update a fairseq-train log names (train_inner's num_updates=N, a validation's num_updates N); 0 for
+    none yet."""
+    with (text_stream(log) if log.endswith(".gz") else open(log, encoding="utf-8", errors="replace")) as fh:
+        found = re.findall(r"num_updates[ =]([0-9]+)", fh.read())
+    return int(found[-1]) if found else 0
+
+
 def pace(log: str, span: int = 500) -> tuple[float, int] | None:
     """(seconds an update, over how many updates) from the timestamps of the last ``span`` or so updates that the
     latest fairseq-train process logged, validations and checkpoints between them included: what --status needs to
