@@ -32,6 +32,16 @@ def next_target(log, *args):
     return out.stdout.strip()
 
 
+def write_run_record(path, study, name, scored=9, split="test", recipe=None, data="0" * 40, **fields):
+    """The record a study's reproduce script writes beside a run it scores (examples/studies/run_record.py)."""
+    system, seed = name.rsplit("_seed", 1)
+    record = {"study": study, "system": system, "seed": int(seed), "recipe": recipe or {}, "data": data,
+              "split": split, "scored": scored, "precision": "fp32", "device": "CPU", "quick": False,
+              "code": "0" * 40, **fields}
+    path.write_text(json.dumps(record))
+    return record
+
+
 def write_converged_run(res, name, best, acc, correct=None):
     """A LAMBADA run's results as examples/lambada/reproduce.sh leaves them: a log validated every 500 updates whose best is
     at ``best``, then 5 validations below it (the rule stops it); its eval.json; and with ``correct``, its per-instance
@@ -42,6 +52,7 @@ def write_converged_run(res, name, best, acc, correct=None):
     text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
     (res / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
     (res / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
+    write_run_record(res / f"{name}.record.json", "lambada", name)
     if correct is not None:
         lines = "".join(json.dumps({"correct": c}) + "\n" for c in correct)
         (res / f"{name}.pred.jsonl.gz").write_bytes(gzip.compress(lines.encode()))

@@ -104,6 +104,20 @@ def test_inputs_are_fingerprinted_as_read(tmp_path):
         fingerprint([str(real)])
 
 
+def test_an_input_is_the_file_it_names_and_the_preparations_own_out_is_never_one(tmp_path, monkeypatch):
+    """``dir/``, ``./dir`` and its absolute path are one input; an --out inside an input folder (a GLUE task's) adds
+    the preparation's own outputs, which must not make every unchanged re-run redo everything."""
+    write(tmp_path / "glue/RTE/train.tsv", "a\n")
+    monkeypatch.chdir(tmp_path)
+    same = {fingerprint(["glue/RTE/"]), fingerprint(["./glue/RTE"]), fingerprint([str(tmp_path / "glue/RTE")])}
+    assert len(same) == 1
+    out = tmp_path / "glue/RTE/prepared"
+    before = fingerprint(["glue/RTE"], exclude=str(out))
+    write(out / "bin/train.bin", "written by the preparation\n")
+    assert fingerprint(["glue/RTE"], exclude="glue/RTE/prepared/") == before
+    assert fingerprint(["glue/RTE"]) != before  # (without its --out named, it is one more file)
+
+
 def test_the_fingerprint_is_the_one_sha1sum_gave(tmp_path):
     """Folders prepared by the shell version keep their finished stages: the same lines, the same digest."""
     folder = tmp_path / "f"
@@ -143,10 +157,23 @@ def test_a_folder_is_one_corpus_and_the_users_files_stay(tmp_path):
     with pytest.raises(Stop, match="thesis.tex exists and was not written by data-prep"):
         Preparation(str(home), "test")
     assert (home / "thesis.tex").read_text() == "years of work\n" and not (home / ".corpus").exists()
+    assert sorted(p.name for p in home.iterdir()) == ["thesis.tex"]  # not even the lock file the refused run made
     older = tmp_path / "older"
     (older / ".stamps").mkdir(parents=True)
     with pytest.raises(Stop, match="holds stage records that do not name their corpus"):
         Preparation(str(older), "test")
+
+
+def test_a_stopped_runs_temporaries_are_removed_and_a_live_ones_kept(tmp_path, capsys):
+    out = tmp_path / "out"
+    Preparation(str(out), "test").lock.release()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = out / "bpe" / f"train.en.tmp{dead.stdout.strip()}"  # a killed BPE's
+    write(stale, "half\n")
+    live = out / f"raw.txt.tmp{os.getpid()}"
+    write(live, "being written\n")
+    Preparation(str(out), "test").lock.release()
+    assert not stale.exists() and live.exists() and f"removed {stale}" in capsys.readouterr().err
 
 
 def test_only_folders_data_prep_made_are_replaced(tmp_path):

@@ -123,7 +123,7 @@ def test_lambada_summary_regenerates_and_refuses_each_run_outside_its_protocol(t
 
 
 def test_multi30k_summary_refuses_each_run_outside_its_protocol(tmp_path):
-    from .run_files import config_line, multi30k_folders, valid_line
+    from .run_files import config_line, multi30k_folders, valid_line, write_run_record
 
     data, res, refs = multi30k_folders(tmp_path, 20)
     protocol = json.loads((ROOT / "results/multi30k/protocol.json").read_text())
@@ -140,6 +140,7 @@ def test_multi30k_summary_refuses_each_run_outside_its_protocol(tmp_path):
             fh.write((edit or (lambda t: t))(line) + curve)
         with gzip.open(res / "hyp" / f"{name}.test.de.gz", "wt") as fh:
             fh.write("\n".join(refs) + "\n")
+        write_run_record(res / "logs" / f"{name}.record.json", "multi30k", name, scored=20)
     run(["python", str(ROOT / "examples/multi30k/summarize.py"), "--data", str(data), "--results", str(res),
          "--bootstrap", "20"])
     s = json.loads((res / "summary.json").read_text())
@@ -203,21 +204,71 @@ def test_a_runs_record_holds_what_shaped_it_and_the_summary_holds_it_to_the_tabl
     shutil.copytree(ROOT / "results/race", res)
     log = res / "sla_seed1.train.log.gz"
     record = write_record(res / "sla_seed1.record.json", study="race", system="sla", seed=1,
-                          recipe={"max_update": 400, "lr": 0.0001}, data=str(data), split="valid-middle", scored=1436,
-                          log=str(log))
+                          recipe=json.loads((res / "protocol.json").read_text())["recipe"], data=str(data),
+                          split="valid-middle", scored=1436, log=str(log))
     assert record["data"] == data_fingerprint(data) and record["precision"] == "fp32" and record["quick"] is False
     assert re.fullmatch(r"[0-9a-f]{40}(\+changes)?|fairseq-syntax .+", record["code"]), record["code"]
     assert json.loads((res / "sla_seed1.record.json").read_text()) == record
     main = study_script("examples/race/summarize.py").main
+    assert main(["--results", str(res)]) == 0  # beside 7 runs whose records cannot vouch for their data: named
+    why = refused_in(res / "summary.json", ["sla_seed1"])["sla_seed1"]
+    assert f"data {record['data'][:12]}, where the table's other 7 runs have data not recorded" in why
+    for other in res.glob("*.record.json"):  # every run's record on the same data, from the same code
+        rec = json.loads(other.read_text())
+        other.write_text(json.dumps({**rec, "data": record["data"], "code": record["code"]}))
     assert main(["--results", str(res)]) == 0 and "refused" not in json.loads((res / "summary.json").read_text())
+    assert "**Records:**" not in (res / "summary.md").read_text()
     protocol = json.loads((res / "protocol.json").read_text())
-    (res / "protocol.json").write_text(json.dumps({**protocol, "data": "0" * 40}))
+    (res / "protocol.json").write_text(json.dumps({**protocol, "data": "0" * 40}))  # the table's data, named
+    for other in res.glob("*.record.json"):
+        if other.name != "sla_seed1.record.json":
+            other.write_text(json.dumps({**json.loads(other.read_text()), "data": "0" * 40}))
     assert main(["--results", str(res)]) == 0
     why = refused_in(res / "summary.json", ["sla_seed1"])["sla_seed1"]
     assert f"sla_seed1.record.json: trained on other data (fingerprint {record['data'][:12]}" in why
     record["recipe"]["max_update"] = 10
-    (res / "sla_seed1.record.json").write_text(json.dumps(record))
+    (res / "sla_seed1.record.json").write_text(json.dumps({**record, "data": "0" * 40}))
     (res / "protocol.json").write_text(json.dumps(protocol))
     assert main(["--results", str(res)]) == 0
     assert "sla_seed1.record.json: max_update=10, the table's max_update=400" in refused_in(
         res / "summary.json", ["sla_seed1"])["sla_seed1"]
+
+
+def test_a_record_is_required_and_compared_whole_within_a_table(tmp_path, capsys):
+    """Runs are compared only where their records agree: a missing or malformed record, another study or system, and,
+    beside the table's other runs, other data, another scored split or size, another recipe or precision are named
+    and left out; runs from other versions of the code are a note."""
+    res = tmp_path / "race"
+    shutil.copytree(ROOT / "results/race", res)
+    records = sorted(res.glob("*.record.json"))
+    for f in records:  # the committed runs, as if recorded when scored: one data fingerprint, one code version
+        f.write_text(json.dumps({**json.loads(f.read_text()), "data": "a" * 40, "code": "c" * 40}))
+    main = study_script("examples/race/summarize.py").main
+
+    def edit(name, **fields):
+        path = res / f"{name}.record.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **fields}))
+
+    edit("sgnet_seed1", data="b" * 40, scored=200)  # other data, fewer questions
+    edit("sla_seed1", study="lambada")
+    edit("sgnet_nomask_seed1", system="sgnet")
+    edit("sgnet_alone_seed1", recipe="cpu")  # a recipe that is no object
+    edit("sgnet_2layers_seed1", precision="fp16")
+    edit("sgnet_random_trees_seed1", code="d" * 40)  # another version of the code: a note, not a refusal
+    (res / "sgnet_2layers_nomask_seed1.record.json").unlink()
+    capsys.readouterr()
+    assert main(["--results", str(res)]) == 0
+    why = refused_in(res / "summary.json", ["sgnet_seed1", "sla_seed1", "sgnet_nomask_seed1", "sgnet_alone_seed1",
+                                            "sgnet_2layers_seed1", "sgnet_2layers_nomask_seed1"])
+    assert why["sgnet_seed1"] == f"data {'b' * 12}, where the table's other 3 runs have data {'a' * 12}"
+    assert why["sla_seed1"] == "its record is of the study 'lambada', not 'race'"
+    assert why["sgnet_nomask_seed1"] == "its record names the system 'sgnet', not its name's"
+    assert why["sgnet_alone_seed1"].startswith('sgnet_alone_seed1.record.json: recipe is "cpu", expected an object')
+    assert why["sgnet_2layers_seed1"] == "precision fp16, where the table's other 3 runs have precision fp32"
+    assert why["sgnet_2layers_nomask_seed1"].startswith("no record (sgnet_2layers_nomask_seed1.record.json")
+    md = (res / "summary.md").read_text()
+    assert f"**Records:** the runs come from 2 versions of the code: {'c' * 12} (1), {'d' * 12} (1)." in md
+    edit("sgnet_seed1", data="a" * 40)  # the same data, 200 of the 1,436 questions: still not the table's
+    assert main(["--results", str(res)]) == 0
+    assert "200 scored, where the table's other 3 runs have 1,436 scored" in json.loads(
+        (res / "summary.json").read_text())["refused"]["sgnet_seed1"]

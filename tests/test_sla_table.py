@@ -8,7 +8,10 @@ import sys
 import pytest
 import torch
 
+from examples.studies.table_protocol import PAIR_TASKS
+
 from .conftest import ROOT, run, study_script
+from .run_files import write_run_record
 from .test_token_labeling import conll  # noqa: F401  (the prepared slice, shared)
 
 
@@ -19,6 +22,8 @@ def write_run(res, task, system, seed, gold, pred, metric, score):
     (res / f"{name}.eval.json").write_text(json.dumps({"task": task, "system": system, "seed": seed, "metric": metric,
                                                        metric: score, "split": "valid", "max_update": 16,
                                                        "best_update": 8}))
+    write_run_record(res / f"{name}.record.json", "sla_table2" if task in PAIR_TASKS else "sla_table", name,
+                     scored=len(gold), split="valid", recipe={"max_update": 16})
 
 
 def test_summary_pairs_seeds_mcnemar_for_accuracy_and_a_bootstrap_for_mcc(tmp_path):
@@ -328,17 +333,21 @@ def test_runs_go_first_seeds_baselines_then_seeds_tasks_systems(tmp_path):
     assert typed.stdout.splitlines() == ["work/ck", "results", ".", "/elsewhere/ck"]
 
 
-@pytest.mark.parametrize("edit,says", [
-    (lambda e: e.update(seed=6, max_update=10), "its max_update is 10, the table's 2200"),
-    (lambda e: e.update(system="wla_big"), "system 'wla_big' is not one of the table's")])
-def test_a_run_not_of_the_tables_protocol_is_refused_by_name_and_the_table_is_unchanged(tmp_path, capsys, edit, says):
+@pytest.mark.parametrize("edit,says,protocol", [
+    (lambda e: e.update(seed=6, max_update=10), "its max_update is 10, the table's 2200", True),
+    (lambda e: e.update(system="wla_big"), "system 'wla_big' is not one of the table's", True),
+    (lambda e: e.update(system="wla_big"), "system 'wla_big' is not one of the table's", False)])
+def test_a_run_not_of_the_tables_protocol_is_refused_by_name_and_the_table_is_unchanged(tmp_path, capsys, edit, says,
+                                                                                        protocol):
     """A trial (--seeds 6 --updates-CoNLL-2003 10) into the table's folder moved the README's CoNLL-2003 baseline
-    from 86.39 ± 0.15 (5) to 74.18 ± 29.92 (6); a system the table does not list entered Holm's family unseen."""
+    from 86.39 ± 0.15 (5) to 74.18 ± 29.92 (6); a system the table does not list entered Holm's family unseen, and
+    its pooled spread, where the folder had lost its protocol.json: the table's systems are its own, not the file's."""
     import shutil
 
     summarize = study_script("examples/encoders/summarize_sla_table.py").main
     res = tmp_path / "res"
-    shutil.copytree(ROOT / "results/encoders_table1", res, ignore=shutil.ignore_patterns("summary.*", "*.png"))
+    shutil.copytree(ROOT / "results/encoders_table1", res, ignore=shutil.ignore_patterns(
+        "summary.*", "*.png", *([] if protocol else ["protocol.json"])))
     e = json.loads((res / "CoNLL-2003_baseline_seed1.eval.json").read_text())
     edit(e)
     name = f"{e['task']}_{e['system']}_seed{e['seed']}"
@@ -352,6 +361,11 @@ def test_a_run_not_of_the_tables_protocol_is_refused_by_name_and_the_table_is_un
     assert got["refused"] == {name: got["refused"][name]} and says in got["refused"][name]
     want = json.loads((ROOT / "results/encoders_table1/summary.json").read_text())
     assert got["table"]["CoNLL-2003"]["baseline"]["scores"] == want["table"]["CoNLL-2003"]["baseline"]["scores"]
+    assert got["detectable"] == want["detectable"]  # the pooled spreads
+    holm_of = {w["holm_of"] for sy in got["table"].values() for row in sy.values() for k, v in row.items()
+               if k.startswith("vs_") and (w := v.get("welch")) and "holm_of" in w}
+    assert holm_of == {w["holm_of"] for sy in want["table"].values() for row in sy.values() for k, v in row.items()
+                       if k.startswith("vs_") and (w := v.get("welch")) and "holm_of" in w}
     assert "**Not in the table** (not of its protocol):" in (res / "summary.md").read_text()
 
 

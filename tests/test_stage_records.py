@@ -182,8 +182,17 @@ def test_the_project_deletes_and_overwrites_only_what_it_wrote(tmp_path, passage
     shutil.copytree(minilm_model_dir(), hf)
     before = {p.name: p.read_bytes() for p in hf.iterdir() if p.is_file()}
     proc = race_sh(real, tmp_path / "o2", hf, check=False)
-    one_line_error(proc, f"--pretrained {hf} is not a converted model", "fairseq-syntax-convert-hf --model-dir")
+    one_line_error(proc, f"--pretrained {hf} is not a model folder", "fairseq-syntax-convert-hf --model-dir")
     assert {p.name: p.read_bytes() for p in hf.iterdir() if p.is_file()} == before
+
+    # a conversion cut short (its model.pt and a temporary, no dict.txt) is the project's own: converted again
+    cut = tmp_path / "minilm-cut"
+    cut.mkdir()
+    shutil.copy(minilm_converted / "model.pt", cut / "model.pt")
+    (cut / "dict.txt.tmp4242").write_text("[PAD] 1\n")
+    proc = race_sh(real, tmp_path / "o3", cut)
+    assert "a conversion cut short in" in proc.stderr and "ready:" in proc.stderr
+    assert (cut / "dict.txt").read_bytes() == (minilm_converted / "dict.txt").read_bytes()
 
 
 def test_a_parser_that_does_not_exist_is_refused_before_any_stage(tmp_path, passages, minilm_converted):

@@ -12,7 +12,7 @@ from examples.studies.readme_block import check_block, replace_block
 from examples.studies.seed_statistics import format_p
 
 from .conftest import ROOT, run, study_script
-from .run_files import GPU_LINES, config_line, multi30k_folders, valid_line, write_converged_run
+from .run_files import GPU_LINES, config_line, multi30k_folders, valid_line, write_converged_run, write_run_record
 
 
 def test_multi30k_summary_from_runs(tmp_path):
@@ -27,6 +27,8 @@ def test_multi30k_summary_from_runs(tmp_path):
         hyp = [r.replace("Hut", "Mütze") if i % 10 < drop else r for i, r in enumerate(refs)]
         with gzip.open(res / "hyp" / f"{system}_seed{seed}.test.de.gz", "wt") as fh:
             fh.write("\n".join(hyp) + "\n")
+        write_run_record(res / "logs" / f"{system}_seed{seed}.record.json", "multi30k", f"{system}_seed{seed}",
+                         scored=40)
     (res / "learned_alpha").mkdir()
     (res / "learned_alpha/sgnet_learn_alpha_seed1.json").write_text(
         json.dumps({"alpha": {"encoder.syntax_guided": 0.6125}, "initial": 0.5, "num_updates": 800}))
@@ -186,6 +188,7 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
         text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
         (tmp_path / f"{name}.train.log.gz").write_bytes(gzip.compress(text.encode()))
         (tmp_path / f"{name}.eval.json").write_text(json.dumps({k: {"n": 9, "accuracy": acc} for k in ROWS}))
+        write_run_record(tmp_path / f"{name}.record.json", "lambada", name)
 
     early = [(u, a) for u, a in zip(range(100, 1100, 100), (5, 9, 12, 14, 13, 13, 12, 13, 11, 12))]
     write("sa_early_seed1", early, 20.0)

@@ -25,6 +25,7 @@ from fairseq_syntax.pipeline.jobs import JobPool  # noqa: E402
 from fairseq_syntax.pipeline.logs import ROOT, from_caller, keep_log  # noqa: E402
 from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # noqa: E402
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
+from examples.studies.run_record import write_record  # noqa: E402
 from examples.studies.runs import (console_env, corpus_dir, lock_run, need_corpus, no_quick_study,  # noqa: E402
                                    same_run, user_dir)
 
@@ -107,7 +108,8 @@ def main(argv):
                     log(f"[glue] {name}: validation failed, see {ck}/valid.log")
                     return False
             with open(f"{ck}/valid.log", encoding="utf-8", errors="replace") as fh:
-                lines = [x for x in fh if "valid on 'valid' subset" in x]
+                lines_all = fh.readlines()
+            lines = [x for x in lines_all if "valid on 'valid' subset" in x]
             if not lines:
                 log(f"[glue] {name}: no validation line")
                 return False
@@ -118,6 +120,13 @@ def main(argv):
             if not m:
                 log(f"[glue] {name}: no accuracy and mcc in the validation line")
                 return False
+            scored = re.findall(r"Loaded valid with #samples: (\d+)", "".join(lines_all))
+            if not scored:
+                log(f"[glue] {name}: the validation log does not say how many sentences it scored")
+                return False
+            write_record(f"{res}/{name}.record.json", study="glue", system=f"{task}_{arch}", seed=seed,
+                         recipe={"max_update": n, "lr": 5e-05, "batch_size": 32}, data=f"{data_root}/{task}/bin",
+                         split="valid", scored=int(scored[-1]), log=f"{ck}/train.log")
             score = f"task={task} arch={arch} seed={seed} accuracy={m.group(1)} mcc={m.group(2)}\n"
             write_text(f"{res}/{name}.score", score)
             for f in [f"{ck}/checkpoint_last.pt"] + glob.glob(f"{glob.escape(ck)}/checkpoint_*_*.pt"):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Mean and spread of the dev scores written by examples/encoders/reproduce_glue.sh (results/encoders/*.score)."""
+"""Mean and spread of the dev scores written by examples/encoders/reproduce_glue.sh (results/encoders/*.score).
+A run enters only with its record, which agrees with the other runs of its task (examples/studies/run_record.py)."""
 import argparse
 import json
 import statistics
@@ -10,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from fairseq_syntax.pipeline.atomic import atomic_path  # noqa: E402
+from examples.studies.run_record import check_records  # noqa: E402
 
 METRIC = {"CoLA": "mcc", "SST-2": "accuracy"}
 FIELDS = ("task", "arch", "seed", "accuracy", "mcc")
@@ -41,9 +43,18 @@ def main():
     files = sorted(Path(args.results).glob("*.score"))
     if not files:
         raise SystemExit(f"error: no *.score in {args.results}: run examples/encoders/reproduce_glue.sh first")
-    for f in files:
-        kv = read_score(f)
-        runs[(kv["task"], kv["arch"])].append((kv["seed"], kv[METRIC.get(kv["task"], "accuracy")]))
+    scores = {f.name[:-len(".score")]: read_score(f) for f in files}
+    for name, kv in scores.items():
+        if name != f"{kv['task']}_{kv['arch']}_seed{kv['seed']}":
+            raise SystemExit(f"error: {args.results}/{name}.score: holds {kv['task']} {kv['arch']} seed {kv['seed']}, "
+                             "not the run its name says")
+    refused, notes = check_records({n: Path(args.results) / f"{n}.record.json" for n in scores}, "glue",
+                                   lambda n: {n[:n.rfind("_seed")]}, lambda n: scores[n]["task"])
+    for name, why in refused.items():
+        print(f"summarize_glue.py: refused {name}: {why}", file=sys.stderr)
+    for name, kv in scores.items():
+        if name not in refused:
+            runs[(kv["task"], kv["arch"])].append((kv["seed"], kv[METRIC.get(kv["task"], "accuracy")]))
     table = {}
     print("| task | model | metric | seeds | mean | std | per seed |")
     print("|---|---|---|---|---|---|---|")
@@ -56,8 +67,13 @@ def main():
                                    "scores": scores, "mean": mean, "std": std}
         print(f"| {task} | {arch} | {METRIC.get(task, 'accuracy')} | {len(scores)} | {mean:.2f} | {std:.2f} | "
               + ", ".join(f"{v:.2f}" for v in scores) + " |")
+    for note in notes:
+        print(f"Records: {note}.")
+    if refused:
+        print("Not in the table: " + "; ".join(f"{n}: {why}" for n, why in sorted(refused.items())))
+    extra = {**({"records": notes} if notes else {}), **({"refused": refused} if refused else {})}
     with atomic_path(str(Path(args.results) / "summary.json")) as tmp:
-        Path(tmp).write_text(json.dumps(table, indent=1), encoding="utf-8")
+        Path(tmp).write_text(json.dumps({**table, **extra}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

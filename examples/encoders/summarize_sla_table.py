@@ -27,6 +27,8 @@ from fairseq_syntax.arg_types import int_at_least
 from fairseq_syntax.metrics import f1, matthews, pearson, spans
 from fairseq_syntax.pipeline.atomic import atomic_path
 from examples.studies.early_stopping import validations
+from examples.studies.run_protocol import records_line
+from examples.studies.run_record import check_records
 from examples.studies.readme_block import exit_unless_block, replace_block
 from examples.studies.result_files import percent, read_json, read_jsonl
 from examples.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm,
@@ -60,9 +62,9 @@ SECONDARY = {"CoNLL-2003": ("precision", "recall"), "MRPC": ("f1",), "STS-B": ("
 # Each table: its tasks in column order, the task its controls run on, its README block, and its words
 TABLES = {
     "1": {"tasks": TASKS, "control_tasks": ("CoNLL-2003",), "block": "sla-table-summary", "paper": PAPER,
-          "results": "results/encoders_table1"},
+          "results": "results/encoders_table1", "study": "sla_table"},
     "2": {"tasks": PAIR_TASKS, "control_tasks": ("MRPC", "STS-B"), "block": "sla-table2-summary", "paper": PAPER2,
-          "results": "results/encoders_table2"},
+          "results": "results/encoders_table2", "study": "sla_table2"},
 }
 
 
@@ -119,12 +121,13 @@ def paired(task: str, a: list[dict], b: list[dict], n_boot: int, names: tuple[st
     return {"test": "paired bootstrap", "diff": round(t["diff"], 2), "p": significant(t["p"]), "resamples": n_boot}
 
 
-def summarize(results: Path, n_boot: int) -> dict:
+def summarize(results: Path, n_boot: int, study: str) -> dict:
     runs: dict = {}
     setups: dict = {}
     where: dict = {}  # device -> the runs trained there
     refused: dict = {}  # runs that are not of the table's protocol, and why
     prot = read_protocol(results)
+    candidates = {}
     for ev in sorted(results.glob("*.eval.json")):
         e = read_json(ev, ("task", "system", "seed", "metric", "split", "max_update"))
         name = ev.name[:-len(".eval.json")]
@@ -132,13 +135,23 @@ def summarize(results: Path, n_boot: int) -> dict:
             raise ValueError(f"{ev}: holds {e['task']} {e['system']} seed {e['seed']} scored by {e['metric']}, "
                              "not the run its name says")
         percent(ev, e.get(e["metric"]), e["metric"])
-        stem = results / name
-        log = Path(f"{stem}.train.log.gz")
-        why = refusal(e, log, prot)
+        log = results / f"{name}.train.log.gz"
+        why = refusal(e, log, prot, SYSTEMS)
         if why:
             refused[name] = why
             print(f"summarize_sla_table.py: refused {name}: {why}", file=sys.stderr)
+        else:
+            candidates[name] = (ev, e, log)
+    # the records, each task's runs compared with each other
+    left_out, notes = check_records({n: results / f"{n}.record.json" for n in candidates}, study,
+                                    lambda n: {n[:n.rfind("_seed")]}, lambda n: candidates[n][1]["task"])
+    for name, why in left_out.items():
+        refused[name] = why
+        print(f"summarize_sla_table.py: refused {name}: {why}", file=sys.stderr)
+    for name, (ev, e, log) in candidates.items():
+        if name in left_out:
             continue
+        stem = results / name
         setup = training_setup(str(log)) if log.exists() else None
         setups[name] = setup
         where.setdefault(e.get("device", "cpu"), []).append(name)
@@ -208,7 +221,7 @@ def summarize(results: Path, n_boot: int) -> dict:
             "detectable": detectable,
             # one precision for the table (fp16 and fp32 runs are refused together), on whichever devices
             "trained": {"setup": one_setup(setups, str(results)), "devices": {d: sorted(n) for d, n in where.items()}},
-            **({"refused": refused} if refused else {})}
+            **({"records": notes} if notes else {}), **({"refused": refused} if refused else {})}
 
 
 def cell(row: dict | None, task: str) -> str:
@@ -295,6 +308,8 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
                "|---|---|---|---|---|---|---|---|---|"]
     else:
         out = [TABLE2_INTRO, trained_on(summary), "", TABLE2_HEADER, "|---|---|---|---|---|---|---|---|---|"]
+    if summary.get("records"):
+        out[1:1] = [records_line(summary["records"])]
     if summary.get("refused"):  # said before the table, so nobody reads it as holding them
         out[1:1] = [" ".join(["**Not in the table** (not of its protocol):"] +
                              [f"{name}: {why};" for name, why in sorted(summary["refused"].items())])]
@@ -488,7 +503,7 @@ def main(argv=None) -> int:
         p.exit(1, f"summarize_sla_table.py: error: {a.results}: no finished run (*.eval.json) to summarize; "
                   "run examples/encoders/reproduce_sla_table.sh first\n")
     try:
-        summary = summarize(a.results, a.bootstrap)
+        summary = summarize(a.results, a.bootstrap, spec["study"])
     except (ValueError, FileNotFoundError) as e:
         p.exit(1, f"summarize_sla_table.py: error: {e}\n")
     md = markdown(summary, a.planned, a.table)

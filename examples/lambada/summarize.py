@@ -35,7 +35,7 @@ from examples.studies.early_stopping import convergence
 from fairseq_syntax.pipeline.atomic import atomic_path
 from examples.studies.readme_block import exit_unless_block, has_block, replace_block
 from examples.studies.result_files import percent, read_json, read_jsonl
-from examples.studies.run_protocol import admit, read_protocol, refused_line
+from examples.studies.run_protocol import admit, read_protocol, records_line, refused_line
 from examples.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
                                                     signed, significant, welch_interval)
 from examples.studies.training_log import one_setup, training_setup
@@ -80,7 +80,7 @@ def split_name(name: str) -> tuple[str, int | None]:
     return (m.group(1), int(m.group(2))) if m else (name, None)
 
 
-def admitted_runs(res: Path) -> tuple[list[str], dict[str, str]]:
+def admitted_runs(res: Path) -> tuple[list[str], dict[str, str], list[str]]:
     """The runs (``*.eval.json``) of the table's protocols, and {run: why} for the others. A ``--tag``'s runs
     (``converged_``) are checked against ``TAG.protocol.json``, the others against ``protocol.json``
     (studies/run_protocol.py)."""
@@ -91,13 +91,14 @@ def admitted_runs(res: Path) -> tuple[list[str], dict[str, str]]:
         tag = next((system[: -len(s) - 1] for s in sorted(SYSTEMS, key=len, reverse=True)
                     if system.endswith("_" + s) and system != s), "") if system not in SYSTEMS else ""
         by_tag.setdefault(tag, []).append(name)
-    admitted, refused = [], {}
-    for tag, names in by_tag.items():
-        ok, no = admit(names, lambda n: res / f"{n}.train.log.gz", read_protocol(res, PROG, tag), PROG, SYSTEMS,
-                       prefix=f"{tag}_" if tag else "")
+    admitted, refused, notes = [], {}, []
+    for tag, names in by_tag.items():  # each protocol's runs a table of their own, their records compared apart
+        ok, no, said = admit(names, lambda n: res / f"{n}.train.log.gz", read_protocol(res, PROG, tag), PROG,
+                             SYSTEMS, prefix=f"{tag}_" if tag else "", study="lambada")
         admitted += ok
         refused.update(no)
-    return sorted(admitted), refused
+        notes += [f"{tag or 'the fixed budget'}: {x}" for x in said]
+    return sorted(admitted), refused, notes
 
 
 def twin(system: str) -> str | None:
@@ -171,6 +172,8 @@ def markdown(summary: dict) -> str:
         delta = format_seed_test(row.get("vs_twin"))
         best_delta = format_seed_test(row.get("best_update_vs_twin"), "+,.0f")
         out.append(f"| {system} | {row['seeds']} | {acc} | {ps_txt} | {delta} | {best} | {best_delta} | {how} |")
+    if summary.get("records"):
+        out += ["", records_line(summary["records"])]
     if summary.get("refused"):
         out += ["", refused_line(summary["refused"])]
     if "most_frequent_context_word" in summary:
@@ -476,7 +479,7 @@ def main(argv=None) -> int:
     exit_unless_block(p, a.readme, "lambada-summary")  # answered before any work, not after it
     res = Path(a.results)
     try:
-        names, refused_runs = admitted_runs(res)
+        names, refused_runs, record_notes = admitted_runs(res)
         runs = {name: read_json(res / f"{name}.eval.json", ROWS) for name in names}
         for name, r in runs.items():
             for k in ROWS:
@@ -516,7 +519,8 @@ def main(argv=None) -> int:
         p.exit(1, f"examples/lambada/summarize.py: error: {e}\n")
     summary = {"runs": runs, "paired_tests": tests,
                "stopping": {"patience_validations": a.patience, "max_update": a.max_update},
-               "systems": systems, "trained": trained, **paper, **({"refused": refused_runs} if refused_runs else {})}
+               "systems": systems, "trained": trained, **paper,
+               **({"records": record_notes} if record_notes else {}), **({"refused": refused_runs} if refused_runs else {})}
     if a.instances and a.stopwords:
         summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
         print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "

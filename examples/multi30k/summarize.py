@@ -30,7 +30,7 @@ from fairseq_syntax.arg_types import int_at_least
 from examples.studies.early_stopping import convergence
 from fairseq_syntax.pipeline.atomic import atomic_path
 from examples.studies.readme_block import exit_unless_block, replace_block
-from examples.studies.run_protocol import admit, read_protocol, refused_line, split_run
+from examples.studies.run_protocol import admit, read_protocol, records_line, refused_line, split_run
 from examples.studies.result_files import read_json, read_lines
 from examples.studies.seed_statistics import format_seed_test, seed_test
 from examples.studies.training_log import one_setup, training_setup
@@ -61,7 +61,9 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
     tests = [line.split("\t") for line in read_lines(data / "bin" / "testsets.tsv") if line]
     runs: dict[str, dict[int, dict]] = {}
     logs = {log.name[: -len(".train.log.gz")]: log for log in sorted((results / "logs").glob("*.train.log.gz"))}
-    admitted, refused = admit(logs, logs.get, read_protocol(results, PROG), PROG, ORDER)
+    scored = lambda n: all((results / "hyp" / f"{n}.{split}.de.gz").exists() for split, _, _ in tests)  # noqa: E731
+    admitted, refused, notes = admit(logs, logs.get, read_protocol(results, PROG), PROG, ORDER, study="multi30k",
+                                     record_of_name=lambda n: results / "logs" / f"{n}.record.json", scored=scored)
     for name in admitted:
         log = logs[name]
         system, seed = split_run(name)
@@ -119,7 +121,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
             "trained": trained, "signatures": signatures, "paired_bootstrap_resamples": n_boot,
             "systems": {s: LABELS.get(s, s) for s in runs}, "table": table,
             "runs": {s: {str(k): v for k, v in sorted(seeds.items())} for s, seeds in runs.items()},
-            **({"refused": refused} if refused else {})}
+            **({"records": notes} if notes else {}), **({"refused": refused} if refused else {})}
 
 
 def versus(c: dict | None, ref: str = BASELINE) -> str:
@@ -180,6 +182,8 @@ def markdown(summary: dict) -> str:
             out.append(f"| {s} | {seed} | {c.get('best_update', '–')} | {c['stopped'] or 'running'} | "
                        + " | ".join(cells) + " |")
     out += alpha_lines(summary) + progress(summary)
+    if summary.get("records"):
+        out += ["", records_line(summary["records"])]
     if summary.get("refused"):
         out += ["", refused_line(summary["refused"])]
     out += ["", f"Trained in {summary['trained']}." if summary.get("trained") else "Training setup: not in the logs.",
@@ -261,6 +265,8 @@ def readme_table(summary: dict) -> str:
     if not systems:
         out.append("| no run has finished yet | | " + " | ".join("" for _ in range(4 * len(names))) + " |")
     out += alpha_lines(summary) + progress(summary)
+    if summary.get("records"):
+        out += ["", records_line(summary["records"])]
     if summary.get("refused"):
         out += ["", refused_line(summary["refused"])]
     out += ["", f"sacreBLEU signature: `{summary['signatures']['BLEU']}`"]

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, fo
 from fairseq_syntax.pipeline.atomic import atomic_path
 from examples.studies.readme_block import exit_unless_block, replace_block
 from examples.studies.result_files import percent, read_json, read_jsonl
-from examples.studies.run_protocol import admit, read_protocol, refused_line, split_run
+from examples.studies.run_protocol import admit, read_protocol, records_line, refused_line, split_run
 from examples.studies.seed_statistics import format_p, format_seed_test, keyed, mcnemar_exact, seed_test, significant
 
 PROG = "examples/race/summarize.py"
@@ -45,17 +45,19 @@ SETUP = ("recipe", "updates", "batch_size", "lr", "max_positions", "train_subset
 LENGTH_BINS = ((1, 5), (6, 8), (9, 11), (12, 15), (16, 10 ** 6))
 
 
-def load_runs(results: Path, tag: str) -> tuple[dict, dict]:
-    """({system: {seed: its eval.json, with predictions}}, {run refused: why}): a run is admitted only if it is of
-    the table's protocol (studies/run_protocol.py), with the systems this summary knows."""
+def load_runs(results: Path, tag: str) -> tuple[dict, dict, list]:
+    """({system: {seed: its eval.json, with predictions}}, {run refused: why}, notes on the records): a run is
+    admitted only if it is of the table's protocol (studies/run_protocol.py), with the systems this summary knows,
+    and its record agrees with the others'."""
     prefix = f"{tag}_" if tag else ""
     names = [path.name[: -len(".eval.json")] for path in sorted(results.glob(f"{prefix}*.eval.json"))]
     if not tag:  # a --tag's runs, which have their protocol beside this one, are a table of their own
         tags = [q.name[: -len(".protocol.json")] for q in results.glob("?*.protocol.json")]
         names = [n for n in names if not any(n.startswith(f"{other}_") for other in tags)]
     evals = {n: read_json(results / f"{n}.eval.json", SETUP + LEVELS + ("split",)) for n in names}
-    admitted, refused = admit(names, lambda n: results / f"{n}.train.log.gz", read_protocol(results, PROG, tag),
-                              PROG, ORDER, lambda n: evals[n]["split"], prefix)
+    admitted, refused, notes = admit(names, lambda n: results / f"{n}.train.log.gz",
+                                     read_protocol(results, PROG, tag), PROG, ORDER, lambda n: evals[n]["split"],
+                                     prefix, study="race")
     runs = {}
     for name in admitted:
         path, r = results / f"{name}.eval.json", evals[name]
@@ -66,7 +68,7 @@ def load_runs(results: Path, tag: str) -> tuple[dict, dict]:
         r["predictions"] = keyed(read_jsonl(pred), lambda x: (x["id"], x["question"]), str(pred))
         system, seed = split_run(name[len(prefix):])
         runs.setdefault(system, {})[seed] = r
-    return runs, refused
+    return runs, refused, notes
 
 
 def mcnemar(a: dict, b: dict, level: str | None = None, other: str = "baseline") -> dict:
@@ -155,6 +157,8 @@ def table(summary: dict) -> str:
         "not every run is told apart from chance at p < 0.01"
     lines += ["", f"The largest exact binomial p against 25 %, over every run and level: {format_p(worst[0], 3)} "
                   f"({LABELS.get(worst[1], worst[1])}, {worst[2]}): {verdict}."]
+    if summary.get("records"):
+        lines += ["", records_line(summary["records"])]
     if summary.get("refused"):
         lines += ["", refused_line(summary["refused"])]
     return "\n".join(lines) + "\n"
@@ -200,11 +204,13 @@ def main(argv=None) -> int:
     exit_unless_block(p, a.readme, a.block)  # answered before any work, not after it
     results = Path(a.results)
     try:  # a damaged or mismatched results file: its message names it
-        runs, refused = load_runs(results, a.tag)
+        runs, refused, notes = load_runs(results, a.tag)
         if not runs:
             print(f"examples/race/summarize.py: no runs in {results}")
             return 1
         summary = summarize(runs)
+        if notes:
+            summary["records"] = notes
         if refused:
             summary["refused"] = refused
     except ValueError as e:

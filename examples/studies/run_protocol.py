@@ -3,7 +3,7 @@
 A table's folder holds ``protocol.json`` (``TAG.protocol.json`` for a ``--tag``'s runs, a table of their own): its
 systems, its seeds, its recipe (fairseq options as the training log's configuration spells them: ``max_update``,
 ``lr``, ``batch_size``...), where the study scores one its split, and optionally its data's fingerprint. A run's
-record (run_record.py), where it has one, is held to the same. The reproduce script that makes the
+record (run_record.py) is required, held to the same, and compared with the other runs' records. The reproduce script that makes the
 folder writes it and checks every later call against it, so a trial (``--max-update 10``) never trains into the
 table; the summary admits a run only if it is named ``SYSTEM_seedN`` with a system and seed of the table, and the
 last start in its log (the configuration it finished under) holds the recipe and that seed, and it names each run
@@ -21,7 +21,7 @@ from fairseq_syntax.pipeline.atomic import write_text
 from fairseq_syntax.pipeline.messages import Stop
 from .result_files import read_json
 from .run_options import _scalar, configurations, same
-from .run_record import record_differences
+from .run_record import check_records, record_differences, record_of
 from .training_log import training_setup
 
 PROTOCOL_FILE = "protocol.json"
@@ -76,10 +76,13 @@ def refusal(name: str, log, prot: dict | None, systems=None, split=None) -> str 
         system, seed = split_run(name)
     except NotOfTable as e:
         return str(e)
-    known = prot["systems"] if prot else systems
     why = []
+    # the table's own systems (the summary's), which a missing protocol cannot widen; a protocol may narrow them
+    known = systems if systems is not None else (prot["systems"] if prot else None)
     if known is not None and system not in known:
         why.append(f"system {system!r} is not one of the table's ({', '.join(known)})")
+    elif prot and system not in prot["systems"]:
+        why.append(f"system {system!r} is not one of its protocol's ({', '.join(prot['systems'])})")
     if prot and seed not in prot["seeds"]:
         why.append(f"seed {seed} is not one of the table's ({', '.join(map(str, prot['seeds']))})")
     if prot and prot.get("split") and split != prot["split"]:
@@ -112,10 +115,13 @@ def recipe_differences(log: str, recipe: dict) -> list[str]:
     return out
 
 
-def admit(names, log_of, prot: dict | None, prog: str, systems=None, split_of=None,
-          prefix: str = "") -> tuple[list[str], dict]:
-    """(the names admitted, {name refused: why}); each refusal said on stderr as it is found. ``prefix``: a
-    ``--tag``'s, which the runs' names carry before SYSTEM_seedN."""
+def admit(names, log_of, prot: dict | None, prog: str, systems, split_of=None, prefix: str = "", *,
+          study: str, record_of_name=None, scored=None) -> tuple[list[str], dict, list[str]]:
+    """(the names admitted, {name refused: why}, notes on their records); each refusal said on stderr as it is
+    found. A run is of the table if ``refusal`` finds nothing against it and its record passes ``check_records``
+    beside the others' (``record_of_name``: where a run's record is, when not beside its log; ``scored``: the
+    runs that have been scored, which alone have records, where a table also shows runs still training).
+    ``prefix``: a ``--tag``'s, which the runs' names carry before SYSTEM_seedN."""
     admitted, refused = [], {}
     for name in names:
         why = refusal(name[len(prefix):], log_of(name), prot, systems, split_of(name) if split_of else None)
@@ -124,7 +130,13 @@ def admit(names, log_of, prot: dict | None, prog: str, systems=None, split_of=No
             print(f"{prog}: refused {name}: {why}", file=sys.stderr)
         else:
             admitted.append(name)
-    return admitted, refused
+    records = {n: record_of_name(n) if record_of_name else record_of(log_of(n)) for n in admitted
+               if scored is None or scored(n)}
+    left_out, notes = check_records(records, study, lambda n: {n[len(prefix):n.rfind("_seed")], n[:n.rfind("_seed")]})
+    for name, why in left_out.items():
+        refused[name] = why
+        print(f"{prog}: refused {name}: {why}", file=sys.stderr)
+    return [n for n in admitted if n not in left_out], refused, notes
 
 
 def write_or_check(results, systems, seeds, recipe: dict, all_systems, all_seeds=TABLE_SEEDS, tag: str = "",
@@ -148,6 +160,11 @@ def write_or_check(results, systems, seeds, recipe: dict, all_systems, all_seeds
             if s not in prot["seeds"]]
     if bad:
         raise NotOfTable(f"{'; '.join(bad)} ({path}); a trial goes to its own --out")
+
+
+def records_line(notes: list[str]) -> str:
+    """The line a table's markdown carries about its runs' records, where they differ in what does not decide."""
+    return "**Records:** " + "; ".join(notes) + "."
 
 
 def refused_line(refused: dict[str, str]) -> str:

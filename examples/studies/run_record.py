@@ -1,7 +1,11 @@
 """What shaped a run, kept beside its results as ``NAME.record.json``: the study, system, seed and recipe, the data
 it trained on (a fingerprint of the binarized folder), the split it was scored on and its size, precision, device,
-quick mode and the code's version. The reproduce scripts write it when a run is scored; the summaries compare it
-with the table's protocol (run_protocol.py), so a run on other data or from other code is named, not averaged in.
+quick mode and the code's version. The reproduce scripts write it when a run is scored. Every study's summary
+requires it: ``check_records`` compares the records of a table's runs with each other, whole, and the protocol's
+checks (run_protocol.py, table_protocol.py) hold each to the table's, so a run on other data, scored on other
+examples or from another recipe is named and left out, not averaged in. Runs scored before records were kept have
+records written after them from their kept logs and scores (``"written"``), with the data and code they cannot vouch
+for left null, and a table says so.
 """
 from __future__ import annotations
 
@@ -75,13 +79,12 @@ def record_of(log) -> Path:
 
 
 def record_differences(log, seed: int, recipe: dict, split: str | None = None, data: str | None = None) -> list[str]:
-    """What a run's record (where it has one: runs scored before records were kept have none) says against the
-    table's seed, recipe, split and data fingerprint, one line each."""
+    """What a run's record says against the table's protocol (its seed, recipe, split and data fingerprint), one
+    line each; a missing or malformed record is one line too (``check_records`` then compares the runs' records
+    with each other)."""
     path = record_of(log)
-    if not path.exists():
-        return []
     try:
-        r = read_json(path, ("seed", "recipe", "split", "data", "quick"))
+        r = read_record(path)
     except ValueError as e:
         return [str(e)]
     out = []
@@ -91,8 +94,104 @@ def record_differences(log, seed: int, recipe: dict, split: str | None = None, d
             if k in r["recipe"] and not same(r["recipe"][k], str(v))]
     if split is not None and r["split"] != split:
         out.append(f"{path.name}: scored on {r['split']}, the table on {split}")
-    if data is not None and r["data"] != data:
+    if data is not None and r["data"] is not None and r["data"] != data:
         out.append(f"{path.name}: trained on other data (fingerprint {r['data'][:12]}, the table's {data[:12]})")
     if r["quick"]:
         out.append(f"{path.name}: trained with FAIRSEQ_SYNTAX_QUICK set")
     return out
+
+
+# what every record holds, with the types each field may have (None: a record written after its run, from its kept
+# log and scores, cannot vouch for the data or the code it ran on)
+RECORD_SCHEMA = {"study": (str,), "system": (str,), "seed": (int,), "recipe": (dict,), "data": (str, type(None)),
+                 "split": (str,), "scored": (int,), "precision": (str, type(None)), "device": (str, type(None)),
+                 "quick": (bool,), "code": (str, type(None))}
+# what must agree between the runs of one table (of one task, in a table of several), and how a line names it
+COMPARED = {"data": "trained on data", "split": "scored on", "scored": "scored", "recipe": "recipe",
+            "precision": "precision", "quick": "quick mode"}
+
+
+def read_record(path) -> dict:
+    """A run's record, checked against ``RECORD_SCHEMA``; ValueError naming the file and what is wrong."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"no record ({path.name}, which its reproduce script writes when it scores the run)")
+    r = read_json(path, tuple(RECORD_SCHEMA))
+    for key, types in RECORD_SCHEMA.items():
+        value = r[key]
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            want = " or ".join("null" if t is type(None) else {"str": "a string", "int": "an integer",
+                                                              "dict": "an object", "bool": "true or false"}[t.__name__]
+                               for t in types)
+            raise ValueError(f"{path.name}: {key} is {json.dumps(value)[:40]}, expected {want}")
+    if r["seed"] < 1 or r["scored"] < 1:
+        raise ValueError(f"{path.name}: seed {r['seed']} and scored {r['scored']}: each must be at least 1")
+    if r["data"] is not None and not (len(r["data"]) == 40 and all(c in "0123456789abcdef" for c in r["data"])):
+        raise ValueError(f"{path.name}: data {r['data'][:40]!r} is not a fingerprint (40 hexadecimal digits)")
+    return r
+
+
+def _shown(key: str, value) -> str:
+    if value is None:
+        return {"data": "data not recorded", "precision": "precision not recorded"}.get(key, f"{key} not recorded")
+    if key == "data":
+        return f"data {value[:12]}"
+    if key == "scored":
+        return f"{value:,} scored"
+    if key == "quick":
+        return "quick mode" if value else "not in quick mode"
+    if key == "recipe":
+        return "recipe " + ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
+    return f"{COMPARED[key]} {value}"
+
+
+def check_records(records: dict, study: str, systems_of, group_of=None) -> tuple[dict, list[str]]:
+    """One check for every study's summary: ({run left out: why}, notes) over ``records`` ({run: its record's
+    path}). A run is left out, named, where its record is missing or not of the schema, names another study, or
+    another system or seed than its name (``systems_of(run)``: the system names its record may give). Within a
+    group (``group_of(run)``: a task, in a table of several) every field of ``COMPARED`` must then agree: each run
+    is held to what most runs hold (a tie: the first run's, in name order), and one that differs is left out,
+    naming both. The code's version is a note where runs differ in it, as is a record that cannot vouch for its
+    data or code."""
+    refused, read = {}, {}
+    for name in sorted(records):
+        try:
+            r = read_record(records[name])
+        except ValueError as e:
+            refused[name] = str(e)
+            continue
+        why = []
+        if r["study"] != study:
+            why.append(f"its record is of the study {r['study']!r}, not {study!r}")
+        if r["system"] not in systems_of(name):
+            why.append(f"its record names the system {r['system']!r}, not its name's")
+        if f"_seed{r['seed']}" != name[name.rfind("_seed"):]:
+            why.append(f"its record names seed {r['seed']}, not its name's")
+        if why:
+            refused[name] = "; ".join(why)
+        else:
+            read[name] = r
+    groups: dict = {}
+    for name in read:
+        groups.setdefault(group_of(name) if group_of else "", []).append(name)
+    for names in groups.values():
+        for key in COMPARED:
+            values = [json.dumps(read[n][key], sort_keys=True) for n in names]
+            common = max(values, key=lambda v: (values.count(v), -values.index(v)))
+            held = json.loads(common)
+            for n, v in zip(names, values):
+                if v != common and n not in refused:
+                    others = values.count(common)
+                    refused[n] = (f"{_shown(key, read[n][key])}, where the table's other {others} run"
+                                  f"{'s have' if others > 1 else ' has'} {_shown(key, held)}")
+    kept = [n for n in read if n not in refused]
+    notes = []
+    codes = sorted({read[n]["code"] for n in kept if read[n]["code"]})
+    if len(codes) > 1:
+        notes.append(f"the runs come from {len(codes)} versions of the code: " + ", ".join(
+            f"{c[:12]} ({sum(read[n]['code'] == c for n in kept)})" for c in codes))
+    unvouched = [n for n in kept if read[n]["data"] is None or read[n]["code"] is None]
+    if unvouched:
+        notes.append(f"{len(unvouched)} of the {len(kept)} runs have records written after them from their kept logs "
+                     "and scores, which cannot vouch for the data or the code they ran on")
+    return refused, notes

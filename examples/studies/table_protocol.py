@@ -62,14 +62,16 @@ def read_protocol(results: Path) -> dict | None:
     return prot
 
 
-def refusal(e: dict, log: Path, prot: dict | None) -> str | None:
-    """Why a run is not of the table's protocol (None: it is), every reason: a system or seed the protocol does not
-    list, another budget or scored split, or a log that does not reach the budget."""
-    if prot is None:
-        return None
+def refusal(e: dict, log: Path, prot: dict | None, systems) -> str | None:
+    """Why a run is not of the table's protocol (None: it is), every reason: a system the table (``systems``, the
+    summary's own, which a missing protocol cannot widen) or its protocol does not list, a seed the protocol does
+    not list, another budget or scored split, or a log that does not reach the budget."""
+    listed = [s for s in systems if prot is None or s in prot["systems"]]
     why = []
-    if e["system"] not in prot["systems"]:
-        why.append(f"system {e['system']!r} is not one of the table's ({', '.join(prot['systems'])})")
+    if e["system"] not in listed:
+        why.append(f"system {e['system']!r} is not one of the table's ({', '.join(listed)})")
+    if prot is None:
+        return "; ".join(why) + " (a trial: give it its own --out)" if why else None
     if e["seed"] not in prot["seeds"] or isinstance(e["seed"], bool):
         why.append(f"seed {e['seed']!r} is not one of the table's ({', '.join(map(str, prot['seeds']))})")
     want = prot["tasks"].get(e["task"])

@@ -58,15 +58,19 @@ def _files_under(folder: str) -> list[str]:
     return sorted(found, key=os.fsencode)
 
 
-def fingerprint(paths) -> str:
+def fingerprint(paths, exclude: str | None = None) -> str:
     """One digest of the inputs: a folder counts every file under it, a missing path counts as absent, so a
-    changed input is seen whatever its date."""
+    changed input is seen whatever its date. Each path counts as the file it names (``dir/``, ``./dir`` and
+    ``/abs/dir`` are one input), not as it was typed. Files under ``exclude`` (the preparation's own ``--out``,
+    which a user may put inside an input folder) are its outputs, never its inputs."""
+    own = os.path.join(os.path.abspath(exclude), "") if exclude else None
     lines = []
     for p in paths:
         if not p:
             continue
+        p = os.path.abspath(p)
         if os.path.isdir(p):
-            lines += [_sum_line(sha1_file(f), f) for f in _files_under(p)]
+            lines += [_sum_line(sha1_file(f), f) for f in _files_under(p) if not (own and f.startswith(own))]
         elif os.path.isfile(p):
             lines.append(f"{sha1_file(p)}  {p}\n")
         elif os.path.lexists(p):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 
 from .atomic import write_text
@@ -24,11 +25,22 @@ class Preparation:
 
     def __init__(self, out: str, corpus: str, wait: bool = False):
         self.out = out
+        made = not os.path.exists(out)
         os.makedirs(out, exist_ok=True)
+        had_lock = os.path.lexists(f"{out}/.lock")
         self.lock = self._lock(wait)
-        claim_out(out, corpus)
-        owned_or_absent(f"{out}/bin", out)  # a bin/ of the user's stops the run before any work, not after it
-        owned_or_absent(f"{out}/bin.tmp", out)
+        try:
+            claim_out(out, corpus)
+            owned_or_absent(f"{out}/bin", out)  # a bin/ of the user's stops the run before any work, not after it
+            owned_or_absent(f"{out}/bin.tmp", out)
+        except Stop:  # refused: the folder is left as it was found, without the lock file this run made
+            self.lock.release()
+            if not had_lock:
+                os.remove(f"{out}/.lock")
+            if made and not os.listdir(out):
+                os.rmdir(out)
+            raise
+        _remove_stale_temporaries(out)
         self.after = "start"
 
     def _lock(self, wait: bool) -> FileLock:
@@ -53,7 +65,8 @@ class Preparation:
         stamps = f"{self.out}/.stamps"
         os.makedirs(stamps, exist_ok=True)
         record = f"{stamps}/{name}"
-        want = f"options: {key}\ninputs: {fingerprint(inputs)}\nafter: {self.after}"  # a refused input stops here
+        # (a refused input stops here)
+        want = f"options: {key}\ninputs: {fingerprint(inputs, exclude=self.out)}\nafter: {self.after}"
         previous = ""
         if os.path.lexists(record):
             with open(record, encoding="utf-8", errors="surrogateescape") as fh:
@@ -89,6 +102,30 @@ class Preparation:
         write_text(record, text)
         self.after = _sha1(text)
         log(f"done  {name} ({round(time.monotonic() - t0)}s)")
+
+
+TEMPORARY = re.compile(r".+\.tmp(\d+)")  # atomic_path's: a file written whole under another name, then renamed
+
+
+def _remove_stale_temporaries(out: str) -> None:
+    """A killed run's temporaries in ``out`` (claimed, and locked by this run: no other preparation writes there)."""
+    for top, dirs, files in os.walk(out):
+        for name in files:
+            m = TEMPORARY.fullmatch(name)
+            path = os.path.join(top, name)
+            if m and not os.path.islink(path) and not _alive(int(m.group(1))):
+                os.remove(path)
+                log(f"removed {path}, left by a run that was stopped")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _sha1(text: str) -> str:
