@@ -221,9 +221,11 @@ def test_options_are_read_as_the_entry_points_always_read_them(capsys):
     for argv, message in ((["--out"], "--out needs a value; --help lists the options"),
                           (["--out", "--max-train", "1"], "--out needs a value"),
                           (["--out", ""], "--out needs a value"),
-                          (["--bogus"], r"unknown option --bogus \(see --help\)")):
+                          (["--bogus"], r"unknown option --bogus \(see --help\)"),
+                          (["--out", "a", "--out", "b"], "--out is given twice; give it once"),  # not the last wins
+                          (["--wait", "--wait"], "--wait is given twice")):
         with pytest.raises(Stop, match=message):
-            options.parse(argv, spec)
+            options.parse(argv, spec, ("--wait",))
     for value, message in (("01", "takes a whole number, got '01'"), ("1e3", "takes a whole number"),
                            ("9" * 19, "at most 18"), ("0", "must be at least 1, got 0")):
         with pytest.raises(Stop, match=message):

@@ -385,10 +385,11 @@ def test_the_tables_protocol_names_every_reason_a_run_is_not_of_it(tmp_path):
     e = json.loads((ROOT / "results/encoders_table1/CoNLL-2003_baseline_seed1.eval.json").read_text())
     log = ROOT / "results/encoders_table1/CoNLL-2003_baseline_seed1.train.log.gz"
     prot = mod.read_protocol(ROOT / "results/encoders_table1")
-    assert mod.refusal(e, log, prot) is None and mod.refusal(dict(e, split="valid"), log, None) is None
-    assert "its split is 'valid', the table's 'test'" in mod.refusal(dict(e, split="valid"), log, prot)
+    systems = mod.SYSTEMS
+    assert mod.refusal(e, log, prot, systems) is None and mod.refusal(dict(e, split="valid"), log, None, systems) is None
+    assert "its split is 'valid', the table's 'test'" in mod.refusal(dict(e, split="valid"), log, prot, systems)
     short = tmp_path / "short.train.log.gz"
     lines = gzip.decompress(log.read_bytes()).decode().splitlines(keepends=True)
     cut = next(i for i, line in enumerate(lines) if "valid on 'valid' subset" in line and "num_updates 1100" in line)
     short.write_bytes(gzip.compress("".join(lines[:cut + 1]).encode()))
-    assert "its log's last validation is at update 1100, not the budget's 2200" in mod.refusal(e, short, prot)
+    assert "its log's last validation is at update 1100, not the budget's 2200" in mod.refusal(e, short, prot, systems)

@@ -5,9 +5,10 @@ stands, and its summary. ``run_study`` does the rest, the same way for every stu
 
 - ``--status`` says where each planned run stands and trains nothing; ``--summary-only`` summarizes the finished
   runs and trains nothing;
-- otherwise the results folder's protocol is written or checked (a trial never trains into a table), every run
-  already begun or finished is checked against this call's options before anything is prepared or trains (a run
-  is never skipped, nor resumed, under options it was not trained with), the data and model are made ready,
+- otherwise the results folder's protocol is written or checked (a trial never trains into a table) and every run
+  already begun or finished is checked against this call's options (a run is never skipped, nor resumed, under
+  options it was not trained with), both before anything is prepared or trains and said together; the data and
+  model are made ready,
   and the runs train ``--jobs`` side by side: a finished one is skipped, a stopped one resumes, one process trains
   a run folder at a time;
 - then the summary, unless ``--no-summary``.
@@ -107,9 +108,18 @@ def run_study(study: Study, mode: str, jobs: int) -> None:
     if mode == "summary":
         study.summarize()
         return
-    study.protocol()
-    for run in study.runs:
-        study.check(run)
+    said = []  # the protocol's refusal and a run's, said together: either alone would hide the other
+    try:
+        study.protocol()
+    except Stop as e:
+        said.append(str(e))
+    try:
+        for run in study.runs:
+            study.check(run)
+    except Stop as e:
+        said.append(str(e))
+    if said:
+        raise Stop("; and ".join(said))
     study.prepare()
 
     def one(pool, run):
