@@ -522,10 +522,16 @@ REPRODUCTIONS = ["examples/encoders/reproduce_sla_table.sh", "examples/encoders/
 def test_every_reproduction_locks_a_run_as_it_makes_its_folder():
     """lock_run (examples/studies/runs.py; tests/test_jobs_and_logs.py) is taken on a run's checkpoint folder
     as every reproduction makes it, before anything trains there."""
+    skeleton = (ROOT / "examples/studies/study_runner.py").read_text()
+    assert skeleton.count("lock = lock_run(study.folder(run))\n") == 1  # every Study's runs (run_study)
     for path in REPRODUCTIONS:
         runner = (ROOT / path).with_suffix(".py")
         text = runner.read_text()
-        assert text.count("lock = lock_run(ck)\n") == 1 and "os.makedirs(ck" not in text, runner
+        assert "os.makedirs(ck" not in text, runner
+        if "run_study(" in text:  # on the skeleton, which locks each run's folder
+            assert "lock_run(" not in text, runner
+        else:
+            assert text.count("lock = lock_run(ck)\n") == 1, runner
 
 
 def conll_sh(out, minilm, check=False):
@@ -547,7 +553,7 @@ def test_a_prepared_folder_names_its_corpus(tmp_path, minilm_converted):
     (glue / "bin/dict.txt").write_text("theirs 1\n")
     before = sorted(str(p.relative_to(glue)) for p in glue.rglob("*"))
     one_line_error(conll_sh(glue, minilm_converted), f"{glue} was prepared by glue.sh --task CoLA, not conll2003.sh")
-    assert sorted(str(p.relative_to(glue)) for p in glue.rglob("*")) == sorted(before + [".lock"])
+    assert sorted(str(p.relative_to(glue)) for p in glue.rglob("*")) == before  # not even a lock file of ours
     assert (glue / "bin/dict.txt").read_text() == "theirs 1\n" and not (glue / "raw").exists()
 
     mine = tmp_path / "mine"

@@ -15,7 +15,7 @@ SKIP = "<!-- README test: skipped"
 
 def use_blocks():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    use = text[text.index("\n## Use\n"):text.index("\n## Results\n")]
+    use = text[text.index("\n## Use\n"):text.index("\n## Results")]
     blocks = []
     for m in re.finditer(r"(?P<before>[^\n]*)\n```(?P<lang>bash|python)\n(?P<body>.*?)```", use, re.S):
         blocks.append((m.group("lang"), m.group("body"), m.group("before").startswith(SKIP),

@@ -81,8 +81,10 @@ def main(argv):
         r.tool("fairseq-syntax-race", "binarize", "--raw", f"{out}/raw", "--parse", f"{out}/parse", "--pretrained",
                pretrained, "--out", f"{out}/bin", "--random-trees", seed, fail="writing the random trees failed")
 
-    r.stage("extract", extract, key=f"levels={levels} max_train={sizes['max_train']} max_eval={sizes['max_eval']}",
-            inputs=[race])
+    # (each sentence's own text is extracted too, for byte-level BPE and sentencepiece: a folder extracted without it
+    # is extracted again)
+    r.stage("extract", extract, key=f"levels={levels} max_train={sizes['max_train']} max_eval={sizes['max_eval']} "
+                                    "texts=raw", inputs=[race])
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
     r.stage("binarize", binarize, inputs=subword_files(pretrained) + [f"{pretrained}/dict.txt"])
     if seed:
