@@ -81,15 +81,10 @@ def load_for_raw_text(model_name_or_path: str, checkpoint_file: str, data_name_o
 def subword_folder(data_dir: str, prep: str) -> str:
     """The data folder, holding the model's subword files that data-prep copies beside an encoder's corpus
     (``vocab.txt``; ``sentencepiece.bpe.model``; GPT-2's two files, or a record of fairseq's downloaded ones)."""
-    import json
-
     from .data.pretrained_pieces import scheme_files, scheme_of
+    from .parsing.provenance import read_preprocessing
 
-    record = os.path.join(data_dir, "preprocessing.json")
-    byte_bpe = False
-    if os.path.isfile(record):
-        with open(record, encoding="utf-8") as fh:
-            byte_bpe = json.load(fh).get("subword_style") == "byte_bpe"
+    byte_bpe = (read_preprocessing(data_dir) or {}).get("subword_style") == "byte_bpe"
     if scheme_of(data_dir) == "gpt2" and not scheme_files(data_dir) and not byte_bpe:
         raise FileNotFoundError(f"{data_dir}: no subword files beside the data (vocab.txt, sentencepiece.bpe.model, "
                                 f"encoder.json and vocab.bpe; prepare it with {prep}, which copies them there)")

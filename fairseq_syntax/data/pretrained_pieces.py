@@ -16,12 +16,12 @@ that is not the text's own is named with its sentence.
 from __future__ import annotations
 
 import os
-import unicodedata
 from typing import Sequence
 
 from ..syntax.alignment import align_heads_to_word_starts
 from ..syntax.byte_bpe import byte_bpe_head_codes, gpt2_pieces
-from ..text_prep.wordpiece import WordPieceTokenizer, word_starts
+from ..syntax.byte_bpe import word_char_spans
+from ..text_prep.wordpiece import WordPieceTokenizer, clean_text, word_starts
 
 SENTENCEPIECE_MODEL = "sentencepiece.bpe.model"
 GPT2_FILES = ("encoder.json", "vocab.bpe")
@@ -53,13 +53,6 @@ def scheme_files(folder: str) -> list[str]:
     return [os.path.join(folder, f) for f in GPT2_FILES if os.path.isfile(os.path.join(folder, f))]
 
 
-def clean_text(text: str) -> str:
-    """The text without what BERT's basic split drops (NUL, U+FFFD, control characters but tab and newline), so
-    the parser's words are its own."""
-    return "".join(ch for ch in text if not (ord(ch) in (0, 0xFFFD) or (
-        ch not in "\t\n\r" and unicodedata.category(ch).startswith("C"))))
-
-
 def one_line(text: str) -> str:
     """The text with its line breaks as spaces (a text file holds it on one line; no word changes)."""
     return text.replace("\r", " ").replace("\n", " ")
@@ -69,17 +62,11 @@ def word_runs_text(text: str, runs: Sequence[Sequence[str]], where: str) -> list
     """Each run of words' own text in ``text`` (cleaned as ``clean_text``), from its first word's first character to
     its last word's last: the words are the text's, in order, with only white space between them."""
     text = clean_text(text)
-    out, pos = [], 0
+    spans = iter(word_char_spans(text, [w for run in runs for w in run], where))
+    out = []
     for run in runs:
-        start = None
-        for w in run:
-            i = text.find(w, pos)
-            if i < 0 or text[pos:i].strip():
-                raise ValueError(f"{where}: the word {w!r} is not the text's next (it goes on "
-                                 f"{text[pos:pos + 30]!r})")
-            start = i if start is None else start
-            pos = i + len(w)
-        out.append(text[start:pos] if start is not None else "")
+        own = [next(spans) for _ in run]
+        out.append(text[own[0][0]:own[-1][1]] if own else "")
     return out
 
 

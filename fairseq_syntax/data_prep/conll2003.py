@@ -22,8 +22,8 @@ from ..local_data import local_corpus
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, head_lines, log
-from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_of
-from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, subword_files
+from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_files, scheme_of
+from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained
 
 SPLITS = ("train", "valid", "test")
 
@@ -80,7 +80,7 @@ def main(argv):
                *[f"{out}/parse/{s}.conllu" for s in SPLITS], "-s", "input0", "--subword-style",
                SUBWORD_STYLE[scheme_of(pretrained)], "--tokenizer", "bert_basic",
                fail="recording the preprocessing failed")
-        for f in subword_files(pretrained):
+        for f in scheme_files(pretrained):
             shutil.copyfile(f, f"{tmp}/{os.path.basename(f)}")
         install_dir(tmp, f"{out}/bin", out)
 
@@ -92,7 +92,7 @@ def main(argv):
     r.stage("extract", extract, key=f"max_train={sizes['max_train']} max_eval={sizes['max_eval']}",
             inputs=[f"{src}/{s}.txt" for s in SPLITS])
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
-    r.stage("subwords", subwords, inputs=subword_files(pretrained))
+    r.stage("subwords", subwords, inputs=scheme_files(pretrained))
     r.stage("binarize", binarize, inputs=[f"{pretrained}/dict.txt"])
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")

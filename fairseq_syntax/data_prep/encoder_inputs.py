@@ -35,13 +35,6 @@ def ensure_pretrained(r: Recipe, pretrained: str) -> None:
            fail="converting MiniLM failed")
 
 
-def subword_files(pretrained: str) -> list[str]:
-    """What the pieces stage reads from the model's folder: a change in any redoes it."""
-    from ..data.pretrained_pieces import scheme_files
-
-    return scheme_files(pretrained)
-
-
 def binarize_pieces(r: Recipe, name: str, splits, pretrained: str, workers: int) -> None:
     """The pieces ``OUT/wp/{split}.NAME`` (with the model's dict.txt) and their heads into ``bin.tmp/NAME``."""
     out = r.out

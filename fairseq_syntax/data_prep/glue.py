@@ -33,7 +33,8 @@ from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from ..text_io import text_lines
 from .tools import Recipe, Stop, count_lines, download, head_lines, log
-from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, subword_files
+from ..data.pretrained_pieces import scheme_files
+from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained
 
 TASKS = ("CoLA", "SST-2", "MRPC", "RTE", "QNLI", "QQP", "MNLI", "STS-B", "WNLI")
 SPLITS = ("train", "valid")
@@ -143,7 +144,7 @@ def main(argv):
                                 f"source={glue or 'download'}", inputs=[glue_input])
     r.stage("words", words)
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
-    r.stage("subwords", subwords, inputs=subword_files(pretrained))
+    r.stage("subwords", subwords, inputs=scheme_files(pretrained))
     r.stage("binarize", binarize, inputs=[f"{pretrained}/dict.txt"])
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")

@@ -25,9 +25,9 @@ from .alignment import align_heads_to_word_starts
 from .trees import validate_heads
 
 
-def word_byte_spans(text: str, words: Sequence[str], where: str = "sentence") -> list[tuple[int, int]]:
-    """The [start, end) byte offsets of each word in ``text``; the words are the text's, in order, with only white
-    space between and around them."""
+def word_char_spans(text: str, words: Sequence[str], where: str = "sentence") -> list[tuple[int, int]]:
+    """The [start, end) character offsets of each word in ``text``; the words are the text's, in order, with only
+    white space between and around them."""
     spans, pos = [], 0
     for k, w in enumerate(words):
         if not w:
@@ -37,12 +37,22 @@ def word_byte_spans(text: str, words: Sequence[str], where: str = "sentence") ->
             got = text[pos:pos + len(w) + 10]
             raise ValueError(f"{where}: word {k + 1} {w!r} is not the next text (the text goes on {got!r}): "
                              "the parser's words must be the text's own")
-        start = len(text[:i].encode("utf-8"))
-        spans.append((start, start + len(w.encode("utf-8"))))
+        spans.append((i, i + len(w)))
         pos = i + len(w)
-    if text[pos:].strip():
-        raise ValueError(f"{where}: the text goes on after the last word: {text[pos:pos + 20]!r}")
     return spans
+
+
+def word_byte_spans(text: str, words: Sequence[str], where: str = "sentence") -> list[tuple[int, int]]:
+    """The [start, end) byte offsets of each word in ``text`` (``word_char_spans``, counted in UTF-8 bytes)."""
+    spans = word_char_spans(text, words, where)
+    end = spans[-1][1] if spans else 0
+    if text[end:].strip():
+        raise ValueError(f"{where}: the text goes on after the last word: {text[end:end + 20]!r}")
+    out = []
+    for a, b in spans:
+        start = len(text[:a].encode("utf-8"))
+        out.append((start, start + len(text[a:b].encode("utf-8"))))
+    return out
 
 
 def piece_words(text: str, words: Sequence[str], pieces: Sequence[bytes], where: str = "sentence") -> list[int]:

@@ -36,16 +36,25 @@ def _is_cjk(cp: int) -> bool:
             or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
 
 
+def _dropped(ch: str) -> bool:
+    """What BERT's basic split drops: NUL, U+FFFD and control characters but tab and line breaks."""
+    return ord(ch) in (0, 0xFFFD) or _is_control(ch)
+
+
+def clean_text(text: str) -> str:
+    """The text without what ``basic_words`` drops, so the parser's words are the text's own."""
+    return "".join(ch for ch in text if not _dropped(ch))
+
+
 def basic_words(text: str) -> list[str]:
     """BERT's basic tokenizer without lower-casing: the words the parser gets."""
     chars = []
     for ch in text:
-        cp = ord(ch)
-        if cp == 0 or cp == 0xFFFD or _is_control(ch):
+        if _dropped(ch):
             continue
         if _is_whitespace(ch):
             chars.append(" ")
-        elif _is_cjk(cp):
+        elif _is_cjk(ord(ch)):
             chars.extend((" ", ch, " "))
         else:
             chars.append(ch)
