@@ -175,3 +175,27 @@ def test_gated_attention_weights_gradient_equals_autograd_of_the_formula():
         first = (q[:1].detach().requires_grad_(), k[:1].detach().requires_grad_(), lb[:1],
                  None if gb is None else gb[:1], g[:1].detach().requires_grad_())
         assert torch.autograd.gradcheck(GatedAttentionWeights.apply, first)
+
+
+def test_gated_attention_weights_in_chunks_of_the_batch_equal_the_whole_batch_at_once(monkeypatch):
+    """On the CPU the weights and their gradient run a few samples at a time (chunks of 2 of 5 here, the last
+    one short); the weights and the gradients of q, k and the gate equal those of the batch in one chunk."""
+    from fairseq_syntax.modules import sla_attention
+    from fairseq_syntax.modules.sla_attention import GatedAttentionWeights, attention_biases
+
+    torch.manual_seed(1)
+    bsz, nh, tlen, hd = 5, 3, 7, 4
+    local = (torch.rand(bsz, tlen, tlen) < 0.4) | torch.eye(tlen, dtype=torch.bool)
+    pad = torch.zeros(bsz, tlen, dtype=torch.bool)
+    pad[1, 5:] = pad[4, 6:] = True
+    lb, gb = attention_biases(local, pad)
+    q, k = (torch.randn(bsz, nh, tlen, hd, requires_grad=True) for _ in range(2))
+    g = torch.rand(bsz, 1, tlen, 1, requires_grad=True)
+    upstream = torch.randn(bsz, nh, tlen, tlen)
+    results = {}
+    for rows in (bsz, 2):
+        monkeypatch.setattr(sla_attention, "CHUNK_BYTES", rows * nh * tlen * tlen * 4)
+        weights = GatedAttentionWeights.apply(q, k, lb, gb, g)
+        results[rows] = (weights, *torch.autograd.grad(weights, (q, k, g), upstream))
+    for whole, chunked in zip(results[bsz], results[2]):
+        assert torch.allclose(whole, chunked, atol=1e-6, equal_nan=True)
