@@ -49,7 +49,7 @@ def main():
             raise SystemExit(f"error: {args.results}/{name}.score: holds {kv['task']} {kv['arch']} seed {kv['seed']}, "
                              "not the run its name says")
     refused, notes = check_records({n: Path(args.results) / f"{n}.record.json" for n in scores}, "glue",
-                                   lambda n: {n[:n.rfind("_seed")]}, lambda n: scores[n]["task"])
+                                   lambda n: scores[n]["task"])
     for name, why in refused.items():
         print(f"summarize_glue.py: refused {name}: {why}", file=sys.stderr)
     for name, kv in scores.items():

@@ -144,7 +144,7 @@ def summarize(results: Path, n_boot: int, study: str) -> dict:
             candidates[name] = (ev, e, log)
     # the records, each task's runs compared with each other
     left_out, notes = check_records({n: results / f"{n}.record.json" for n in candidates}, study,
-                                    lambda n: {n[:n.rfind("_seed")]}, lambda n: candidates[n][1]["task"])
+                                    lambda n: candidates[n][1]["task"])
     for name, why in left_out.items():
         refused[name] = why
         print(f"summarize_sla_table.py: refused {name}: {why}", file=sys.stderr)

@@ -132,7 +132,7 @@ def admit(names, log_of, prot: dict | None, prog: str, systems, split_of=None, p
             admitted.append(name)
     records = {n: record_of_name(n) if record_of_name else record_of(log_of(n)) for n in admitted
                if scored is None or scored(n)}
-    left_out, notes = check_records(records, study, lambda n: {n[len(prefix):n.rfind("_seed")], n[:n.rfind("_seed")]})
+    left_out, notes = check_records(records, study, prefix=prefix)
     for name, why in left_out.items():
         refused[name] = why
         print(f"{prog}: refused {name}: {why}", file=sys.stderr)

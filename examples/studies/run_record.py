@@ -145,14 +145,14 @@ def _shown(key: str, value) -> str:
     return f"{COMPARED[key]} {value}"
 
 
-def check_records(records: dict, study: str, systems_of, group_of=None) -> tuple[dict, list[str]]:
+def check_records(records: dict, study: str, group_of=None, prefix: str = "") -> tuple[dict, list[str]]:
     """One check for every study's summary: ({run left out: why}, notes) over ``records`` ({run: its record's
     path}). A run is left out, named, where its record is missing or not of the schema, names another study, or
-    another system or seed than its name (``systems_of(run)``: the system names its record may give). Within a
-    group (``group_of(run)``: a task, in a table of several) every field of ``COMPARED`` must then agree: each run
-    is held to what most runs hold (a tie: the first run's, in name order), and one that differs is left out,
-    naming both. The code's version is a note where runs differ in it, as is a record that cannot vouch for its
-    data or code."""
+    another system or seed than its name (``PREFIXsystem_seedN``: its record gives the system with or without the
+    table's ``prefix``). Within a group (``group_of(run)``: a task, in a table of several) every field of
+    ``COMPARED`` must then agree: each run is held to what most runs hold (a tie: the first run's, in name
+    order), and one that differs is left out, naming both. The code's version is a note where runs differ in it,
+    as is a record that cannot vouch for its data or code."""
     refused, read = {}, {}
     for name in sorted(records):
         try:
@@ -163,7 +163,8 @@ def check_records(records: dict, study: str, systems_of, group_of=None) -> tuple
         why = []
         if r["study"] != study:
             why.append(f"its record is of the study {r['study']!r}, not {study!r}")
-        if r["system"] not in systems_of(name):
+        system = name[:name.rfind("_seed")]
+        if r["system"] not in (system, system[len(prefix):] if system.startswith(prefix) else system):
             why.append(f"its record names the system {r['system']!r}, not its name's")
         if f"_seed{r['seed']}" != name[name.rfind("_seed"):]:
             why.append(f"its record names seed {r['seed']}, not its name's")

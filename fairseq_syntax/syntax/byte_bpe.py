@@ -48,10 +48,13 @@ def word_byte_spans(text: str, words: Sequence[str], where: str = "sentence") ->
     end = spans[-1][1] if spans else 0
     if text[end:].strip():
         raise ValueError(f"{where}: the text goes on after the last word: {text[end:end + 20]!r}")
-    out = []
+    if text.isascii():
+        return spans
+    out, at, done = [], 0, 0  # bytes up to character ``done``, counted once
     for a, b in spans:
-        start = len(text[:a].encode("utf-8"))
-        out.append((start, start + len(text[a:b].encode("utf-8"))))
+        start = at + len(text[done:a].encode("utf-8"))
+        at, done = start + len(text[a:b].encode("utf-8")), b
+        out.append((start, at))
     return out
 
 
