@@ -109,6 +109,28 @@ def test_sts_b_trains_as_regression_and_scores_pearson_and_spearman(tmp_path_fac
     assert result["pearson"] == pytest.approx(100 * pearsonr(got, gold)[0], abs=1e-6)
     assert result["spearman"] == pytest.approx(100 * spearmanr(got, gold)[0], abs=1e-6)
     assert result["pearson"] == pytest.approx(fairseq_pearson, abs=0.051)  # fairseq logs it to one decimal
+    # the hub, from the raw texts as GLUE ships them, scores each dev pair as the evaluation did
+    assert_hub_predicts_as_the_evaluation(tmp_path / "ck", data, rows)
+
+
+def assert_hub_predicts_as_the_evaluation(checkpoints, data, rows):
+    """SentenceClassifier on the dev pairs' raw texts (parsed, encoded and assembled again from the text) gives
+    each pair the evaluation's prediction: the label, or the score within float32 rounding."""
+    from fairseq_syntax.classifier_hub import SentenceClassifier
+
+    hub = SentenceClassifier.from_pretrained(str(checkpoints), data_name_or_path=str(data))
+    raw = data.parent / "raw"
+    firsts, seconds = ((raw / f"valid.input{k}").read_text(encoding="utf-8").splitlines() for k in (0, 1))
+    for row in rows:
+        got = hub.predict(firsts[row["sentence"]], seconds[row["sentence"]])
+        if isinstance(row["pred"], float):
+            assert got["score"] == pytest.approx(row["pred"], abs=1e-5), row
+        else:
+            assert got["label"] == row["pred"] and max(got["probabilities"].values()) > 0.5, row
+    with pytest.raises(ValueError, match="classifies sentence pairs"):
+        hub.predict(firsts[0])
+    with pytest.raises(ValueError, match="the second text has no words"):
+        hub.predict(firsts[0], " \t ")
 
 
 def test_pearson_spearman_and_the_positive_f1_equal_scipy_and_scikit_learn():
@@ -175,6 +197,9 @@ def test_table_2_trains_scores_summarizes_and_refuses_a_trial(tmp_path_factory, 
     assert record["study"] == "sla_table2" and record["split"] == "valid" and record["scored"] == EVAL
     e = json.loads((res / "MRPC_baseline_seed1.eval.json").read_text())
     assert e["metric"] == "accuracy" and "f1" in e
+    with gzip.open(res / "MRPC_baseline_seed1.pred.jsonl.gz", "rt") as fh:
+        rows = [json.loads(line) for line in fh]
+    assert_hub_predicts_as_the_evaluation(tmp_path / "ck/MRPC_baseline_seed1", root / "glue/MRPC/bin", rows)
     e = json.loads((res / "STS-B_baseline_seed1.eval.json").read_text())
     assert e["metric"] == "pearson" and "spearman" in e
     with gzip.open(res / "STS-B_baseline_seed1.pred.jsonl.gz", "rt") as fh:

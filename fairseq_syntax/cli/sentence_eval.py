@@ -28,10 +28,8 @@ def predict(checkpoint: str, data: str, split: str, batch_size: int = 64, cpu: b
     import torch
 
     model, cfg, task = load_for_eval(checkpoint, data, "syntax_sentence_prediction", TOOL, cpu, fp16)
-    regression = bool(cfg.task.regression_target)
-    labels = task.label_dictionary
-    # (fairseq's task appends <mask> to every dictionary it loads, the label dictionary's too)
-    names = None if regression else [x for x in labels.symbols[labels.nspecial:] if x != "<mask>"]
+    names = task.label_names()
+    regression = names is None
     dataset = task.load_dataset(split)
     head = getattr(cfg.task, "classification_head_name", "sentence_classification_head")
     gold, pred = [None] * len(dataset), [None] * len(dataset)

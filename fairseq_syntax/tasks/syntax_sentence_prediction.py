@@ -46,6 +46,14 @@ class SyntaxSentencePredictionTask(RecordsDictionaries, SentencePredictionTask):
         refuse_lone_torchrun_worker()
         return super().setup_task(cfg, **kwargs)
 
+    def label_names(self) -> list | None:
+        """The classes in the order of the head's outputs; None for a regression target. (fairseq's task appends
+        ``<mask>`` to every dictionary it loads, the label dictionary's too.)"""
+        if self.cfg.regression_target:
+            return None
+        labels = self.label_dictionary
+        return [x for x in labels.symbols[labels.nspecial:] if x != "<mask>"]
+
     def _load_input(self, key, split, combine):
         return load_tokens_and_heads(os.path.join(self.cfg.data, key, split), self.source_dictionary,
                                      self.cfg.heads_suffix, combine, prep="data-prep/glue.sh")

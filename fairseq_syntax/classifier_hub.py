@@ -1,0 +1,94 @@
+"""Classify raw English sentences, or sentence pairs, with a fine-tuned ``syntax_sentence_prediction`` model (GLUE).
+
+    from fairseq_syntax.classifier_hub import SentenceClassifier
+    rte = SentenceClassifier.from_pretrained("checkpoints/rte_sla", data_name_or_path="work/glue/RTE/bin")
+    rte.predict("A man is playing a guitar on stage.", "A man plays an instrument.")
+    # {'label': 'entailment', 'probabilities': {'entailment': 0.81, 'not_entailment': 0.19}}
+    sts = SentenceClassifier.from_pretrained("checkpoints/stsb_sla", data_name_or_path="work/glue/STS-B/bin")
+    sts.predict("A man is playing a guitar.", "A man plays the guitar.")  # {'score': 0.86}
+
+Each text goes through data-prep's steps (``data-prep/glue.sh``): BERT's basic words, parsed on its own by the
+parser recorded in the data's ``preprocessing.json`` (stopping with what to install if it is missing, as the
+translation hub does), the model's own subwords with the data's files (data/pretrained_pieces.py), the heads
+aligned to them, and the two texts assembled as in training (``<s> a </s> [sep] b </s>``, cut where the task
+cuts). A regression model's score is on the scale of its training labels: data-prep writes STS-B's 0–5 as
+score / 5, as fairseq's GLUE recipe does.
+"""
+from __future__ import annotations
+
+import os
+
+import torch
+
+from .data.pretrained_pieces import PretrainedPieces, one_line
+from .text_prep.wordpiece import basic_words
+
+
+class SentenceClassifier:
+    def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
+        from .hub_interface import subword_folder
+        from .parsing.provenance import parser_for_raw_input
+
+        self.model, self.task, self.cfg = model.eval(), task, cfg
+        self.parser = parser_for_raw_input(parser, data_dir)
+        self.pieces = PretrainedPieces(subword_folder(data_dir, "data-prep/glue.sh"))
+        self.pairs = os.path.isdir(os.path.join(data_dir, "input1"))  # as the task reads the data
+        self.names = task.label_names()
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_best.pt",
+                        data_name_or_path: str = ".", parser: str = "auto") -> "SentenceClassifier":
+        from .hub_interface import load_for_raw_text
+
+        model, cfg, task, data = load_for_raw_text(model_name_or_path, checkpoint_file, data_name_or_path,
+                                                   ("syntax_sentence_prediction",), "SentenceClassifier")
+        return cls(model, task, cfg, data, parser)
+
+    def _encode(self, text, what: str) -> tuple[list[int], list[int]]:
+        """A text's ids (with the closing ``</s>``, as fairseq-preprocess writes a line) and its pieces' codes."""
+        if not isinstance(text, str):
+            raise TypeError(f"{what}: expected a str, got {type(text).__name__}")
+        words = basic_words(text)
+        if not words:
+            raise ValueError(f"{what} has no words")
+        tree = self.parser.parse([words])[0]
+        symbols, codes = self.pieces.encode(words, tree.heads, what, one_line(text))
+        d = self.task.source_dictionary
+        return [d.index(s) for s in symbols] + [d.eos()], codes
+
+    @torch.no_grad()
+    def predict(self, text: str, pair: str | None = None) -> dict:
+        """The label and each class's probability, or, for a regression model, the score. ``pair``: the second
+        text, which a model trained on pairs (RTE, MRPC, STS-B, QNLI) needs and one trained on single sentences
+        (CoLA, SST-2) refuses."""
+        from .data.sentence_codes import AssembledCodesDataset, AssembledInputDataset
+
+        if self.pairs and pair is None:
+            raise ValueError("this model classifies sentence pairs (its data has input1/): give the second text")
+        if not self.pairs and pair is not None:
+            raise ValueError("this model classifies single sentences (its data has no input1/): give one text")
+        first = self._encode(text, "the first text" if self.pairs else "the text")
+        second = self._encode(pair, "the second text") if self.pairs else None
+        cfg = self.task.cfg
+        lead = int(cfg.init_token is not None)
+        separator = cfg.separator_token if second is not None else None
+        size = len(first[0]) + lead + (len(second[0]) + (separator is not None) if second is not None else 0)
+        limit = self.task.max_positions()
+        cut = cfg.shorten_method == "truncate"
+        if size > limit and not cut:
+            raise ValueError(f"the input is {size} pieces, more than the model's {limit} (it was trained without "
+                             "--shorten-method truncate)")
+        codes = AssembledCodesDataset([first[1]], None if second is None else [second[1]], lead,
+                                      int(separator is not None), limit if cut else None)
+        inputs = AssembledInputDataset([first[0]], None if second is None else [second[0]], codes,
+                                       self.task.source_dictionary.pad(), cfg.init_token, separator,
+                                       limit if cut else None)
+        device = next(self.model.parameters()).device
+        batch = {k: v.to(device) for k, v in inputs.collater([0]).items()}
+        head = getattr(cfg, "classification_head_name", "sentence_classification_head")
+        logits, _ = self.model(**batch, features_only=True, classification_head_name=head)
+        out = logits[0].float()
+        if self.names is None:
+            return {"score": float(out.view(-1)[0])}
+        probs = out.softmax(-1).tolist()
+        return {"label": self.names[int(out.argmax())], "probabilities": dict(zip(self.names, probs))}
