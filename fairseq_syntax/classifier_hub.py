@@ -21,28 +21,18 @@ import os
 import torch
 
 from .data.pretrained_pieces import PretrainedPieces, one_line
+from .hub_interface import RawTextHub
 from .text_prep.wordpiece import basic_words
 
 
-class SentenceClassifier:
-    def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
-        from .hub_interface import subword_folder
-        from .parsing.provenance import parser_for_raw_input
+class SentenceClassifier(RawTextHub):
+    tasks, prep = ("syntax_sentence_prediction",), "data-prep/glue.sh"
 
-        self.model, self.task, self.cfg = model.eval(), task, cfg
-        self.parser = parser_for_raw_input(parser, data_dir)
-        self.pieces = PretrainedPieces(subword_folder(data_dir, "data-prep/glue.sh"))
+    def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
+        super().__init__(model, task, cfg, data_dir, parser)
+        self.pieces = PretrainedPieces(self.subwords)
         self.pairs = os.path.isdir(os.path.join(data_dir, "input1"))  # as the task reads the data
         self.names = task.label_names()
-
-    @classmethod
-    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_best.pt",
-                        data_name_or_path: str = ".", parser: str = "auto") -> "SentenceClassifier":
-        from .hub_interface import load_for_raw_text
-
-        model, cfg, task, data = load_for_raw_text(model_name_or_path, checkpoint_file, data_name_or_path,
-                                                   ("syntax_sentence_prediction",), "SentenceClassifier")
-        return cls(model, task, cfg, data, parser)
 
     def _encode(self, text, what: str) -> tuple[list[int], list[int]]:
         """A text's ids (with the closing ``</s>``, as fairseq-preprocess writes a line) and its pieces' codes."""

@@ -91,6 +91,31 @@ def subword_folder(data_dir: str, prep: str) -> str:
     return data_dir
 
 
+class RawTextHub:
+    """What the hubs that read raw text share (the tagger, the sentence classifier, the RACE reader): one checkpoint
+    of one of ``tasks``, loaded with its data, the parser recorded with that data, and the model's subword files
+    beside it (written by ``prep``)."""
+
+    tasks: tuple = ()
+    prep = ""
+    checkpoint = "checkpoint_best.pt"
+
+    def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
+        from .parsing.provenance import parser_for_raw_input
+
+        self.model, self.task, self.cfg = model.eval(), task, cfg
+        self.parser = parser_for_raw_input(parser, data_dir)
+        self.subwords = subword_folder(data_dir, self.prep)
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str | None = None,
+                        data_name_or_path: str = ".", parser: str = "auto"):
+        """``checkpoint_file``: the class's ``checkpoint`` when not given."""
+        model, cfg, task, data = load_for_raw_text(model_name_or_path, checkpoint_file or cls.checkpoint,
+                                                   data_name_or_path, cls.tasks, cls.__name__)
+        return cls(model, task, cfg, data, parser)
+
+
 def _check_sentences(sentences, beam) -> list:
     if isinstance(beam, bool) or not isinstance(beam, int) or beam < 1:
         raise ValueError(f"beam must be a whole number of at least 1, got {beam!r}")

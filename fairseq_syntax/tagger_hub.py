@@ -18,29 +18,19 @@ from __future__ import annotations
 import torch
 
 from .data.pretrained_pieces import PretrainedPieces
+from .hub_interface import RawTextHub
 from .text_prep.sentences import split_sentences
 from .metrics import spans
 from .text_prep.wordpiece import basic_words
 
 
-class EntityTagger:
+class EntityTagger(RawTextHub):
+    tasks, prep = ("syntax_token_labeling",), "data-prep/conll2003.sh"
+
     def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
-        from .hub_interface import subword_folder
-        from .parsing.provenance import parser_for_raw_input
-
-        self.model, self.task, self.cfg = model.eval(), task, cfg
-        self.parser = parser_for_raw_input(parser, data_dir)
-        self.pieces = PretrainedPieces(subword_folder(data_dir, "data-prep/conll2003.sh"))
+        super().__init__(model, task, cfg, data_dir, parser)
+        self.pieces = PretrainedPieces(self.subwords)
         self.names = task.label_names()
-
-    @classmethod
-    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_best.pt",
-                        data_name_or_path: str = ".", parser: str = "auto") -> "EntityTagger":
-        from .hub_interface import load_for_raw_text
-
-        model, cfg, task, data = load_for_raw_text(model_name_or_path, checkpoint_file, data_name_or_path,
-                                                   ("syntax_token_labeling",), "EntityTagger")
-        return cls(model, task, cfg, data, parser)
 
     def tag(self, text: str) -> dict:
         """Every word of ``text`` with its label, and the entities (word offsets, end exclusive)."""

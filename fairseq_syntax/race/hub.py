@@ -16,30 +16,21 @@ import numpy as np
 import torch
 
 from ..data.pretrained_pieces import one_line, word_runs_text
+from ..hub_interface import RawTextHub
 from ..text_prep.sentences import split_sentences
 from ..text_prep.wordpiece import basic_words
 from .examples import ANSWERS, question_with_option
 from .prep import MAX_SENTENCE_WORDS, _Pieces, join_sentences
 
 
-class RaceReader:
+class RaceReader(RawTextHub):
+    """The recipe trains without validation (dev never chooses), so the last checkpoint is the model."""
+
+    tasks, prep, checkpoint = ("syntax_sentence_ranking",), "data-prep/race.sh", "checkpoint_last.pt"
+
     def __init__(self, model, task, cfg, data_dir: str, parser: str = "auto"):
-        from ..hub_interface import subword_folder
-        from ..parsing.provenance import parser_for_raw_input
-
-        self.model, self.task, self.cfg = model.eval(), task, cfg
-        self.parser = parser_for_raw_input(parser, data_dir)
-        self.pieces = _Pieces(subword_folder(data_dir, "data-prep/race.sh"), task.source_dictionary)
-
-    @classmethod
-    def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "checkpoint_last.pt",
-                        data_name_or_path: str = ".", parser: str = "auto") -> "RaceReader":
-        """The recipe trains without validation (dev never chooses), so the last checkpoint is the model."""
-        from ..hub_interface import load_for_raw_text
-
-        model, cfg, task, data = load_for_raw_text(model_name_or_path, checkpoint_file, data_name_or_path,
-                                                   ("syntax_sentence_ranking",), "RaceReader")
-        return cls(model, task, cfg, data, parser)
+        super().__init__(model, task, cfg, data_dir, parser)
+        self.pieces = _Pieces(self.subwords, task.source_dictionary)
 
     def _encode(self, text: str, sentences: list[list[str]], what: str):
         """Each sentence's ids and codes; a sentence after the first is encoded after a space, as data-prep does."""
