@@ -60,19 +60,16 @@ class SentenceClassifier(RawTextHub):
         first = self._encode(text, "the first text" if self.pairs else "the text")
         second = self._encode(pair, "the second text") if self.pairs else None
         cfg = self.task.cfg
-        lead = int(cfg.init_token is not None)
         separator = cfg.separator_token if second is not None else None
-        size = len(first[0]) + lead + (len(second[0]) + (separator is not None) if second is not None else 0)
         limit = self.task.max_positions()
-        cut = cfg.shorten_method == "truncate"
-        if size > limit and not cut:
-            raise ValueError(f"the input is {size} pieces, more than the model's {limit} (it was trained without "
-                             "--shorten-method truncate)")
-        codes = AssembledCodesDataset([first[1]], None if second is None else [second[1]], lead,
-                                      int(separator is not None), limit if cut else None)
+        cut = limit if cfg.shorten_method == "truncate" else None
+        codes = AssembledCodesDataset([first[1]], None if second is None else [second[1]],
+                                      int(cfg.init_token is not None), int(separator is not None), cut)
         inputs = AssembledInputDataset([first[0]], None if second is None else [second[0]], codes,
-                                       self.task.source_dictionary.pad(), cfg.init_token, separator,
-                                       limit if cut else None)
+                                       self.task.source_dictionary.pad(), cfg.init_token, separator, cut)
+        if inputs.sizes[0] > limit:  # (cut to the limit where the task cuts)
+            raise ValueError(f"the input is {inputs.sizes[0]} pieces, more than the model's {limit} (it was trained "
+                             "without --shorten-method truncate)")
         device = next(self.model.parameters()).device
         batch = {k: v.to(device) for k, v in inputs.collater([0]).items()}
         head = getattr(cfg, "classification_head_name", "sentence_classification_head")

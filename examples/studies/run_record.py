@@ -164,7 +164,7 @@ def check_records(records: dict, study: str, group_of=None, prefix: str = "") ->
         if r["study"] != study:
             why.append(f"its record is of the study {r['study']!r}, not {study!r}")
         system = name[:name.rfind("_seed")]
-        if r["system"] not in (system, system[len(prefix):] if system.startswith(prefix) else system):
+        if r["system"] not in (system, system.removeprefix(prefix)):
             why.append(f"its record names the system {r['system']!r}, not its name's")
         if f"_seed{r['seed']}" != name[name.rfind("_seed"):]:
             why.append(f"its record names seed {r['seed']}, not its name's")

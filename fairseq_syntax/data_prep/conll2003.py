@@ -16,14 +16,13 @@ Re-running skips finished stages (fairseq_syntax/pipeline/stages.py).
 from __future__ import annotations
 
 import os
-import shutil
 
 from ..local_data import local_corpus
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, head_lines, log
-from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_files, scheme_of
-from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained
+from ..data.pretrained_pieces import scheme_files
+from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, record_for_raw_text
 
 SPLITS = ("train", "valid", "test")
 
@@ -75,13 +74,7 @@ def main(argv):
         tmp = fresh_dir(f"{out}/bin.tmp", out)
         binarize_pieces(r, "input0", SPLITS, pretrained, workers)
         binarize_labels(r, SPLITS, workers)
-        # the parser, the word split and the model's subword files, for tagging raw text (tagger_hub.py)
-        r.tool("fairseq-syntax-provenance", "--destdir", tmp, "--parses",
-               *[f"{out}/parse/{s}.conllu" for s in SPLITS], "-s", "input0", "--subword-style",
-               SUBWORD_STYLE[scheme_of(pretrained)], "--tokenizer", "bert_basic",
-               fail="recording the preprocessing failed")
-        for f in scheme_files(pretrained):
-            shutil.copyfile(f, f"{tmp}/{os.path.basename(f)}")
+        record_for_raw_text(r, tmp, [f"{out}/parse/{s}.conllu" for s in SPLITS], pretrained)  # (tagger_hub.py)
         install_dir(tmp, f"{out}/bin", out)
 
     def random_trees():

@@ -3,6 +3,7 @@ with their heads binarized against its dictionary, and the labels."""
 from __future__ import annotations
 
 import os
+import shutil
 
 from ..pipeline.messages import Stop, log
 from .tools import Recipe
@@ -33,6 +34,17 @@ def ensure_pretrained(r: Recipe, pretrained: str) -> None:
         "(fairseq-syntax-convert-hf)")
     r.tool("fairseq-syntax-convert-hf", "--out", pretrained, quiet_tensorboard=True,
            fail="converting MiniLM failed")
+
+
+def record_for_raw_text(r: Recipe, dest: str, parses, pretrained: str) -> None:
+    """``dest/preprocessing.json`` (the parser of ``parses``, BERT's basic split, the model's subword style) and a
+    copy of the model's subword files, so that a hub parses and encodes raw text as data-prep did."""
+    from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_files, scheme_of
+
+    r.tool("fairseq-syntax-provenance", "--destdir", dest, "--parses", *parses, "-s", "input0", "--subword-style",
+           SUBWORD_STYLE[scheme_of(pretrained)], "--tokenizer", "bert_basic", fail="recording the preprocessing failed")
+    for f in scheme_files(pretrained):
+        shutil.copyfile(f, os.path.join(dest, os.path.basename(f)))
 
 
 def binarize_pieces(r: Recipe, name: str, splits, pretrained: str, workers: int) -> None:

@@ -34,8 +34,8 @@ from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from ..text_io import text_lines
 from .tools import Recipe, Stop, count_lines, download, head_lines, log
-from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_files, scheme_of
-from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained
+from ..data.pretrained_pieces import scheme_files
+from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, record_for_raw_text
 
 TASKS = ("CoLA", "SST-2", "MRPC", "RTE", "QNLI", "QQP", "MNLI", "STS-B", "WNLI")
 SPLITS = ("train", "valid")
@@ -132,13 +132,8 @@ def main(argv):
             regression_labels(out, splits, f"{tmp}/label")
         else:
             binarize_labels(r, splits, workers, task)
-        # the parser, the word split and the model's subword files, for classifying raw text (classifier_hub.py)
-        r.tool("fairseq-syntax-provenance", "--destdir", tmp, "--parses",
-               *[f"{out}/parse/{s}.{inp}.conllu" for s in splits for inp in inputs()], "-s", "input0",
-               "--subword-style", SUBWORD_STYLE[scheme_of(pretrained)], "--tokenizer", "bert_basic",
-               fail="recording the preprocessing failed")
-        for f in scheme_files(pretrained):
-            shutil.copyfile(f, f"{tmp}/{os.path.basename(f)}")
+        record_for_raw_text(r, tmp, [f"{out}/parse/{s}.{inp}.conllu" for s in splits for inp in inputs()],
+                            pretrained)  # (classifier_hub.py)
         install_dir(tmp, f"{out}/bin", out)
 
     def random_trees():

@@ -6,8 +6,8 @@ over unchanged); a per-token gate g = σ(W_g h + b_g) mixes the two distribution
 
 The gate is one scalar per query row, so ``out = g·(S_loc V) + (1−g)·(S_glb V)``: on a GPU two fused attention
 calls (attention_kernels.py), the global one unmasked (flash) without padding; on the CPU the two softmaxes
-written out with their backward (GatedAttentionWeights), a few samples at a time, as its ratios were measured. With dropout the two differ
-in where it falls (on each branch's weights, or on their mix), not in expectation.
+written out with their backward (GatedAttentionWeights), a few samples at a time, as its ratios were measured.
+With dropout the two differ in where it falls (on each branch's weights, or on their mix), not in expectation.
 """
 from __future__ import annotations
 
