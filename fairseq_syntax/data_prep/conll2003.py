@@ -86,7 +86,7 @@ def main(argv):
             inputs=[f"{src}/{s}.txt" for s in SPLITS])
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
     r.stage("subwords", subwords, inputs=scheme_files(pretrained))
-    r.stage("binarize", binarize, inputs=[f"{pretrained}/dict.txt"])
+    r.stage("binarize", binarize, inputs=scheme_files(pretrained) + [f"{pretrained}/dict.txt"])  # (it copies them)
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")
     with open(f"{out}/bin/label/dict.txt", encoding="utf-8") as fh:
