@@ -19,8 +19,7 @@ import os
 from typing import Sequence
 
 from ..syntax.alignment import align_heads_to_word_starts
-from ..syntax.byte_bpe import byte_bpe_head_codes, gpt2_pieces
-from ..syntax.byte_bpe import word_char_spans
+from ..syntax.byte_bpe import byte_bpe_head_codes, gpt2_pieces, word_char_spans
 from ..text_prep.wordpiece import WordPieceTokenizer, clean_text, word_starts
 
 SENTENCEPIECE_MODEL = "sentencepiece.bpe.model"

@@ -22,7 +22,7 @@ from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, head_lines, log
 from ..data.pretrained_pieces import scheme_files
-from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, record_for_raw_text
+from .encoder_inputs import binarize_inputs, binarize_labels, binarize_pieces, ensure_pretrained, record_for_raw_text
 
 SPLITS = ("train", "valid", "test")
 
@@ -86,7 +86,7 @@ def main(argv):
             inputs=[f"{src}/{s}.txt" for s in SPLITS])
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
     r.stage("subwords", subwords, inputs=scheme_files(pretrained))
-    r.stage("binarize", binarize, inputs=scheme_files(pretrained) + [f"{pretrained}/dict.txt"])  # (it copies them)
+    r.stage("binarize", binarize, inputs=binarize_inputs(pretrained))
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")
     with open(f"{out}/bin/label/dict.txt", encoding="utf-8") as fh:

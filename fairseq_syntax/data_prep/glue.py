@@ -35,7 +35,7 @@ from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_
 from ..text_io import text_lines
 from .tools import Recipe, Stop, count_lines, download, head_lines, log
 from ..data.pretrained_pieces import scheme_files
-from .encoder_inputs import binarize_labels, binarize_pieces, ensure_pretrained, record_for_raw_text
+from .encoder_inputs import binarize_inputs, binarize_labels, binarize_pieces, ensure_pretrained, record_for_raw_text
 
 TASKS = ("CoLA", "SST-2", "MRPC", "RTE", "QNLI", "QQP", "MNLI", "STS-B", "WNLI")
 SPLITS = ("train", "valid")
@@ -148,7 +148,7 @@ def main(argv):
     r.stage("words", words)
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
     r.stage("subwords", subwords, inputs=scheme_files(pretrained))
-    r.stage("binarize", binarize, inputs=scheme_files(pretrained) + [f"{pretrained}/dict.txt"])
+    r.stage("binarize", binarize, inputs=binarize_inputs(pretrained))
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")
     sizes_now = ", ".join(f"{count_lines(f'{out}/raw/{s}.input0')} {s}" for s in present())

@@ -26,8 +26,7 @@ from ..local_data import local_corpus
 from ..pipeline.ownership import fresh_dir, install_dir
 from ..pipeline.options import need_choice, need_int, need_parser, parse, quick_slice
 from .tools import Recipe, Stop, count_lines, download, log
-from ..data.pretrained_pieces import scheme_files
-from .encoder_inputs import ensure_pretrained
+from .encoder_inputs import binarize_inputs, ensure_pretrained
 
 URL = "http://www.cs.cmu.edu/~glai1/data/race/RACE.tar.gz"
 
@@ -87,7 +86,7 @@ def main(argv):
     r.stage("extract", extract, key=f"levels={levels} max_train={sizes['max_train']} max_eval={sizes['max_eval']} "
                                     "texts=raw", inputs=[race])
     r.stage("parse", parse_all, key=f"parser={o['parser']}", outputs=["parse"])
-    r.stage("binarize", binarize, inputs=scheme_files(pretrained) + [f"{pretrained}/dict.txt"])
+    r.stage("binarize", binarize, inputs=binarize_inputs(pretrained))
     if seed:
         r.stage("random-trees", random_trees, key=f"seed={seed}")
     # ready: every split extract promised (with both levels and whole splits, RACE-M and RACE-H of train and
