@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
+from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_files, scheme_of
 from ..pipeline.messages import Stop, log
 from .tools import Recipe
 
@@ -39,16 +40,12 @@ def ensure_pretrained(r: Recipe, pretrained: str) -> None:
 def binarize_inputs(pretrained: str) -> list[str]:
     """What a binarize stage reads from the model's folder: its subword files, which it copies into bin/ for the
     hubs, and its dict.txt, fairseq-preprocess's --srcdict. A change in any redoes the stage."""
-    from ..data.pretrained_pieces import scheme_files
-
     return scheme_files(pretrained) + [f"{pretrained}/dict.txt"]
 
 
 def record_for_raw_text(r: Recipe, dest: str, parses, pretrained: str) -> None:
     """``dest/preprocessing.json`` (the parser of ``parses``, BERT's basic split, the model's subword style) and a
     copy of the model's subword files, so that a hub parses and encodes raw text as data-prep did."""
-    from ..data.pretrained_pieces import SUBWORD_STYLE, scheme_files, scheme_of
-
     r.tool("fairseq-syntax-provenance", "--destdir", dest, "--parses", *parses, "-s", "input0", "--subword-style",
            SUBWORD_STYLE[scheme_of(pretrained)], "--tokenizer", "bert_basic", fail="recording the preprocessing failed")
     for f in scheme_files(pretrained):
