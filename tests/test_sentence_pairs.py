@@ -171,6 +171,57 @@ def test_in_a_pair_sgnets_sdoi_stays_inside_each_sentence():
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mask", ["tree", "window"])
+def test_on_real_pairs_the_models_local_scope_is_each_texts_own(tmp_path_factory, minilm_converted, monkeypatch,
+                                                                 mask):
+    """MRPC's prepared dev pairs through the task's own batches and the model's own path (the texts' codes assembled
+    by the dataset, the sentence ids read off the tokens): SLA's (or WLA's) local mask over each text equals the mask
+    of that text alone, and no local link joins a word of one text to a word of the other."""
+    from fairseq import options, tasks
+    from fairseq.data import data_utils
+
+    import fairseq_syntax
+    from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
+    from fairseq_syntax.models import roberta_syntax
+    from fairseq_syntax.syntax import sla_mask, window_mask
+
+    fairseq_syntax.register()
+    data = prepare(tmp_path_factory, minilm_converted, "MRPC") / "bin"
+    args = options.parse_args_and_arch(options.get_training_parser(), [
+        str(data), "--user-dir", fairseq_syntax.USER_DIR, "--task", "syntax_sentence_prediction", "--init-token", "0",
+        "--criterion", "sentence_prediction", "--num-classes", "2", "--arch", "roberta_sla_small", "--sla-mask", mask])
+    task = tasks.setup_task(args)
+    model = task.build_model(args).eval()
+    built = []
+    own = roberta_syntax.local_allowed
+    monkeypatch.setattr(roberta_syntax, "local_allowed",
+                        lambda codes, a, segments=None: built.append(own(codes, a, segments)) or built[-1])
+    alone = {"tree": lambda codes: sla_mask(codes, args.sla_distance),
+             "window": lambda codes: window_mask(codes, args.sla_window)}[mask]
+    heads = [data_utils.load_indexed_dataset(str(data / f"input{k}/valid.heads"), None) for k in (0, 1)]
+    task.load_dataset("valid")
+    eos, checked = task.source_dictionary.eos(), 0
+    with torch.no_grad():
+        for batch in task.get_batch_iterator(task.dataset("valid"), max_sentences=5).next_epoch_itr(shuffle=False):
+            built.clear()
+            model(**batch["net_input"], features_only=True)
+            tokens = batch["net_input"]["src_tokens"]
+            for r, idx in enumerate(batch["id"].tolist()):
+                n = [len(h[idx]) for h in heads]
+                starts = [1, 1 + n[0] + 1]  # [CLS] a [SEP] b [SEP]
+                assert tokens[r, starts[1] - 1] == eos and tokens[r, starts[1] + n[1]] == eos
+                got = built[0][r]
+                for k in (0, 1):
+                    own_text = alone(AssembledCodesDataset(heads[k]).collater([idx]))[0][1:1 + n[k], 1:1 + n[k]]
+                    block = slice(starts[k], starts[k] + n[k])
+                    assert torch.equal(got[block, block], own_text), (idx, k)
+                a, b = slice(starts[0], starts[0] + n[0]), slice(starts[1], starts[1] + n[1])
+                assert not got[a, b].any() and not got[b, a].any(), idx
+                checked += 1
+    assert checked == EVAL
+
+
+@pytest.mark.slow
 def test_table_2_trains_scores_summarizes_and_refuses_a_trial(tmp_path_factory, minilm_converted, tmp_path):
     """reproduce_sla_table.sh --table 2 on MRPC and STS-B slices: the baseline and SLA on random trees, seed 1,
     2 updates: every run scored on dev with its record and predictions (MRPC's F1, STS-B's Spearman), summarized
