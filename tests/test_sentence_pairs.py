@@ -199,6 +199,7 @@ def test_on_real_pairs_the_models_local_scope_is_each_texts_own(tmp_path_factory
     alone = {"tree": lambda codes: sla_mask(codes, args.sla_distance),
              "window": lambda codes: window_mask(codes, args.sla_window)}[mask]
     heads = [data_utils.load_indexed_dataset(str(data / f"input{k}/valid.heads"), None) for k in (0, 1)]
+    texts_alone = [AssembledCodesDataset(h) for h in heads]  # each text as a single sentence: <s> text </s>
     task.load_dataset("valid")
     eos, checked = task.source_dictionary.eos(), 0
     with torch.no_grad():
@@ -212,7 +213,7 @@ def test_on_real_pairs_the_models_local_scope_is_each_texts_own(tmp_path_factory
                 assert tokens[r, starts[1] - 1] == eos and tokens[r, starts[1] + n[1]] == eos
                 got = built[0][r]
                 for k in (0, 1):
-                    own_text = alone(AssembledCodesDataset(heads[k]).collater([idx]))[0][1:1 + n[k], 1:1 + n[k]]
+                    own_text = alone(texts_alone[k].collater([idx]))[0][1:1 + n[k], 1:1 + n[k]]
                     block = slice(starts[k], starts[k] + n[k])
                     assert torch.equal(got[block, block], own_text), (idx, k)
                 a, b = slice(starts[0], starts[0] + n[0]), slice(starts[1], starts[1] + n[1])
