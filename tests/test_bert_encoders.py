@@ -39,7 +39,7 @@ def converted(minilm_converted):
 @pytest.fixture(scope="module")
 def hf_bert():
     if importlib.util.find_spec("torchaudio") is not None:
-        pytest.fail("torchaudio is installed (scripts/setup.sh removes it); transformers would crash importing it")
+        pytest.fail("torchaudio is installed (scripts/setup.sh leaves it out); transformers would crash importing it")
     from transformers import BertModel, BertTokenizer
 
     path = minilm_model_dir()

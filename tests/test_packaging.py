@@ -1,6 +1,7 @@
 """The package installs into a user's own environment: ranges, not pins, and pip keeps their torch and fairseq."""
 import importlib.metadata
 import json
+import os
 import subprocess
 import sys
 
@@ -57,9 +58,23 @@ def test_pip_keeps_the_environments_torch_and_fairseq(tmp_path):
                     str(report), "--quiet", str(ROOT)], check=True, capture_output=True, timeout=600)
     planned = {item["metadata"]["name"].lower().replace("_", "-") for item in json.loads(report.read_text())["install"]}
     assert "fairseq-syntax" in planned
-    # scripts/setup.sh removes fairseq-fixed's torchaudio from this CPU environment, so pip plans it again;
+    # scripts/setup.sh installs fairseq-fixed without its torchaudio in this CPU environment, so pip plans it;
     # it is fairseq's requirement, not ours, and it leaves torch as it is
     assert not planned & {"torch", "fairseq", "fairseq-fixed"}, planned
+
+
+def test_setup_takes_coref_and_refuses_an_unknown_option_before_installing_anything():
+    """scripts/setup.sh reads its options first: a typo stops it with the options it has, before any pip runs."""
+    script = ROOT / "scripts/setup.sh"
+    bad = subprocess.run(["bash", str(script), "--corf"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and "unknown option '--corf' (options: --coref, --help)" in bad.stderr
+    assert bad.stdout == ""  # nothing installed, nothing checked
+    # --coref without a Python 3.7 (PYTHON37 names none): said before anything installs
+    env = dict(os.environ, PYTHON37=str(ROOT / "no-such-python3.7"), PYTHON=sys.executable)
+    no37 = subprocess.run(["bash", str(script), "--coref"], capture_output=True, text=True, timeout=60, env=env)
+    assert no37.returncode == 1 and "--coref: neuralcoref needs a Python 3.7" in no37.stderr and no37.stdout == ""
+    usage = subprocess.run(["bash", str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 0 and usage.stdout.startswith("Create .venv") and "--coref: also neuralcoref" in usage.stdout
 
 
 def test_old_versions_fail_with_one_clear_message():

@@ -51,7 +51,7 @@ def main(argv):
     train_sample = need_int("--train-sample", o["train_sample"])
     workers = need_int("--workers", o["workers"], 1)
     sizes = quick_slice({"train_sample": train_sample, "max_eval": need_int("--max-eval", o["max_eval"])},
-                        {"train_sample": 150, "max_eval": 40})
+                        {"train_sample": 60, "max_eval": 20})
     novels, out, env_dir, wheels = o["novels"], o["out"], o["coref_env"], o["coref_wheels"]
     if novels and not os.path.isdir(novels):
         raise Stop(f"--novels {novels}: no such folder")

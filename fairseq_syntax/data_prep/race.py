@@ -40,7 +40,7 @@ def main(argv):
     need_parser(o["parser"])
     workers = need_int("--workers", o["workers"], 1)
     sizes = quick_slice({"max_train": need_int("--max-train", o["max_train"]),
-                         "max_eval": need_int("--max-eval", o["max_eval"])}, {"max_train": 24, "max_eval": 16})
+                         "max_eval": need_int("--max-eval", o["max_eval"])}, {"max_train": 8, "max_eval": 8})
     seed = o["random_trees"] and str(need_int("--random-trees", o["random_trees"]))
     race, out, pretrained = o["race"], o["out"], o["pretrained"]
     if race and not os.path.exists(race):

@@ -113,6 +113,15 @@ def cmd_check_coref(a) -> int:
     return 0
 
 
+def cmd_setup_coref(a) -> int:
+    """Install the side environment now rather than on first use (scripts/setup.sh --coref, beside fairseq's build)."""
+    from .coref import setup_neuralcoref_env
+
+    print(f"[lambada] neuralcoref's side environment is ready: {setup_neuralcoref_env(a.env, wheels=a.wheels)}",
+          file=sys.stderr)
+    return 0
+
+
 def cmd_fetch_coref_wheels(a) -> int:
     from .coref import fetch_coref_wheels
 
@@ -247,6 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--env", default="work/coref-env")
     s.add_argument("--wheels", default=None)
     s.set_defaults(func=cmd_check_coref)
+    s = sub.add_parser("setup-coref", help="install neuralcoref's side environment now (preparation installs it on "
+                                           "first use)")
+    s.add_argument("--env", default="work/coref-env")
+    s.add_argument("--wheels", default=None, help="from this folder (fetch-coref-wheels), not from the package index")
+    s.set_defaults(func=cmd_setup_coref)
     s = sub.add_parser("fetch-coref-wheels", help="download what neuralcoref's side environment installs, for a "
                                                   "machine without a package index (needs Python 3.7 and an index)")
     s.add_argument("--out", required=True)
