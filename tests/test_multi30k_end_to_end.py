@@ -262,19 +262,20 @@ def test_average_checkpoints_weights_only(prepared, user_dir, tmp_path):
 
     save = tmp_path / "ck"
     run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir,
-         *[a for a in TRAIN if a != "--no-epoch-checkpoints"], "--max-epoch", "3", "--save-dir", str(save)],
-        cwd=str(tmp_path))
-    plain = run([str(BIN / "python"), "-c", f"import torch; torch.load('{save / 'checkpoint2.pt'}', weights_only=True)"],
-                check=False)
-    assert plain.returncode != 0 and "Weights only load failed" in plain.stderr
+         *[a for a in TRAIN if a != "--no-epoch-checkpoints"], "--max-update", "2", "--save-interval-updates", "1",
+         "--save-dir", str(save)], cwd=str(tmp_path))
+    second = save / "checkpoint_1_2.pt"  # --save-interval-updates: one checkpoint an update
+    with pytest.raises(Exception, match="Weights only load failed"):
+        torch.load(second, weights_only=True)
     out = tmp_path / "avg.pt"
     run([str(BIN / "fairseq-syntax-average"), "--inputs", str(save), "--last", "2", "--output", str(out)])
-    a, b, avg = (torch.load(p, weights_only=False)["model"] for p in (save / "checkpoint2.pt", save / "checkpoint3.pt", out))
+    a, b, avg = (torch.load(p, weights_only=False)["model"]
+                 for p in (save / "checkpoint_1_1.pt", second, out))
     w = "encoder.syntax_guided.layers.0.fc1.weight"
     assert not torch.equal(a[w], b[w])
     assert torch.allclose(avg[w], (a[w].double() + b[w].double()).div(2).float())
     assert not list(tmp_path.glob("avg.pt.tmp*"))
-    bad = run([str(BIN / "fairseq-syntax-average"), "--inputs", str(save / "checkpoint2.pt"), str(tmp_path / "nope.pt"),
+    bad = run([str(BIN / "fairseq-syntax-average"), "--inputs", str(second), str(tmp_path / "nope.pt"),
                "--output", str(tmp_path / "x.pt")], check=False)
     assert bad.returncode == 1 and "nope.pt: no such checkpoint" in bad.stderr and not (tmp_path / "x.pt").exists()
     gen = run([str(BIN / "fairseq-generate"), str(prepared / "bin"), "--user-dir", user_dir, "--task",
