@@ -68,7 +68,8 @@ def once_per_run(tmp_path_factory, name, build):
 @pytest.fixture(scope="session")
 def coref_env(tmp_path_factory):
     """The neuralcoref side environment that data-prep/lambada.sh installs on first use, in work/coref-env of this
-    checkout, set up once (under a lock) for the LAMBADA tests and the README sequence alike."""
+    checkout: ready after `scripts/setup.sh --coref` (the README's test command), else set up here once (under a
+    lock) for the LAMBADA tests and the README sequence alike."""
     from fairseq_syntax.reader.coref import env_ready, setup_neuralcoref_env
 
     env = ROOT / "work" / "coref-env"
