@@ -15,8 +15,10 @@ from .fairseq_folders import (save_random_roberta, train_gpt2_bpe, train_xlmr_se
 
 RACE = SHARED_DATA / "race" / "RACE.tar.gz"
 CONLL = SHARED_DATA / "conll2003"
-XLMR_SIZES = ("--encoder-layers", "2", "--encoder-embed-dim", "64", "--encoder-ffn-embed-dim", "128",
-              "--encoder-attention-heads", "4")
+# the folders' models: roberta.base's and XLM-R's layout at a size that trains in seconds (that the *_base and *_large
+# architectures take fairseq's own roberta_base and roberta_large sizes is checked below, without building them)
+SMALL_SIZES = ("--encoder-layers", "2", "--encoder-embed-dim", "64", "--encoder-ffn-embed-dim", "128",
+               "--encoder-attention-heads", "4")
 
 
 def real_texts():
@@ -31,12 +33,12 @@ def real_texts():
 
 @pytest.fixture(scope="session")
 def roberta_folder(tmp_path_factory):
-    """roberta.base's shape and layout, random weights, a 2,000-piece GPT-2-format BPE."""
+    """roberta.base's layout at a small size, random weights, a 2,000-piece GPT-2-format BPE."""
     def build(out):
         texts = real_texts()
         train_gpt2_bpe(texts, out, 2000)
         write_id_dictionary(texts, out)
-        (out / "sizes.json").write_text(json.dumps(save_random_roberta(out)))
+        (out / "sizes.json").write_text(json.dumps(save_random_roberta(out, SMALL_SIZES)))
     return once_per_run(tmp_path_factory, "roberta-base-random", build)
 
 
@@ -45,7 +47,7 @@ def xlmr_folder(tmp_path_factory):
     """XLM-R's layout (sentencepiece.bpe.model, dict.txt of its pieces), a small random model."""
     def build(out):
         train_xlmr_sentencepiece(real_texts(), out, 1500)
-        save_random_roberta(out, XLMR_SIZES)
+        save_random_roberta(out, SMALL_SIZES)
     return once_per_run(tmp_path_factory, "xlmr-small-random", build)
 
 
@@ -67,7 +69,7 @@ def test_the_folder_is_gpt2s_format_read_by_fairseqs_own_encoder(roberta_folder)
     from fairseq.data.encoders.gpt2_bpe import GPT2BPE, GPT2BPEConfig
 
     sizes = json.loads((roberta_folder / "sizes.json").read_text())
-    assert (sizes["layers"], sizes["dim"], sizes["ffn"], sizes["heads"]) == (12, 768, 3072, 12)
+    assert (sizes["layers"], sizes["dim"], sizes["ffn"], sizes["heads"]) == (2, 64, 128, 4)
     bpe = GPT2BPE(GPT2BPEConfig(gpt2_encoder_json=str(roberta_folder / "encoder.json"),
                                 gpt2_vocab_bpe=str(roberta_folder / "vocab.bpe")))
     text = "The students weren't told, so  they asked: 1,500 questions?"
@@ -75,6 +77,25 @@ def test_the_folder_is_gpt2s_format_read_by_fairseqs_own_encoder(roberta_folder)
     ck = torch.load(roberta_folder / "model.pt", map_location="cpu", weights_only=False)
     assert ck["args"].arch == "roberta_base" and ck["args"].task == "masked_lm"
     assert "decoder.sentence_encoder.emb_layer_norm.weight" in ck["model"]  # roberta.base's names
+
+
+def test_the_base_and_large_architectures_take_robertas_own_sizes():
+    """A roberta.base or roberta.large model.pt restores into *_base or *_large as they are: every option fairseq's
+    own roberta_base and roberta_large set, ours set alike."""
+    from argparse import Namespace
+
+    import fairseq_syntax
+    from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    fairseq_syntax.register()
+    for size in ("base", "large"):
+        theirs = Namespace()
+        ARCH_CONFIG_REGISTRY[f"roberta_{size}"](theirs)
+        assert theirs.encoder_layers == {"base": 12, "large": 24}[size]
+        for model in ("baseline", "sgnet", "sla"):
+            ours = Namespace()
+            ARCH_CONFIG_REGISTRY[f"roberta_{model}_{size}"](ours)
+            assert {k: getattr(ours, k, None) for k in vars(theirs)} == vars(theirs), (model, size)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +109,7 @@ def race_on_roberta(tmp_path_factory, roberta_folder):
                      "syntax_sentence_ranking", "--criterion", "sentence_ranking", "--num-classes", "4",
                      "--init-token", "0", "--separator-token", "2", "--max-option-length", "64", "--max-positions",
                      "512", "--max-input-length", "128", "--shorten-method", "truncate",
-                     "--required-batch-size-multiple", "1", "--arch", "roberta_sgnet_base", "--restore-file",
+                     "--required-batch-size-multiple", "1", "--arch", "roberta_sgnet_base", *SMALL_SIZES, "--restore-file",
                      roberta_folder / "model.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters",
                      "--optimizer", "adam", "--lr", "1e-5", "--batch-size", "2", "--max-update", "2",
                      "--disable-validation", "--no-progress-bar", "--log-interval", "1", "--cpu", "--save-dir",
@@ -144,7 +165,8 @@ def test_conll2003_from_a_roberta_folder_through_fine_tuning_evaluation_and_the_
     assert [p.split() for p in pieces] == [[str(i) for i in enc.encode(w)] for w in words]
     user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
     run([BIN / "fairseq-train", out / "bin", "--user-dir", user_dir, "--task", "syntax_token_labeling",
-         "--criterion", "token_labeling", "--arch", "roberta_sgnet_base", "--restore-file", roberta_folder / "model.pt",
+         "--criterion", "token_labeling", "--arch", "roberta_sgnet_base", *SMALL_SIZES, "--restore-file",
+         roberta_folder / "model.pt",
          "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--optimizer", "adam", "--lr", "1e-5",
          "--batch-size", "4", "--max-update", "2", "--save-dir", tmp_path / "ck", "--no-epoch-checkpoints",
          "--no-save-optimizer-state", "--disable-validation", "--required-batch-size-multiple", "1", "--cpu"],
@@ -178,7 +200,7 @@ def test_conll2003_from_an_xlmr_folder_encodes_with_its_sentencepiece_and_fine_t
     assert json.loads((out / "bin/preprocessing.json").read_text())["subword_style"] == "sentencepiece"
     user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
     run([BIN / "fairseq-train", out / "bin", "--user-dir", user_dir, "--task", "syntax_token_labeling",
-         "--criterion", "token_labeling", "--arch", "roberta_sla_base", *XLMR_SIZES, "--restore-file",
+         "--criterion", "token_labeling", "--arch", "roberta_sla_base", *SMALL_SIZES, "--restore-file",
          xlmr_folder / "model.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--optimizer", "adam",
          "--lr", "1e-5", "--batch-size", "8", "--max-update", "2", "--save-dir", tmp_path / "ck",
          "--no-epoch-checkpoints", "--best-checkpoint-metric", "f1", "--maximize-best-checkpoint-metric", "--required-batch-size-multiple", "1", "--cpu"],

@@ -121,10 +121,10 @@ def test_a_batch_is_padded_and_each_row_cut_on_its_own():
 # ---- end to end on a slice of the real release ----------------------------------------------------------------
 
 RECIPE = ["--task", "syntax_sentence_ranking", "--criterion", "sentence_ranking", "--num-classes", "4",
-          "--init-token", "0", "--separator-token", "2", "--max-option-length", "128", "--max-positions", "512",
-          "--max-input-length", "256",
+          "--init-token", "0", "--separator-token", "2", "--max-option-length", "48", "--max-positions", "512",
+          "--max-input-length", "96",  # passages cut, as the hub must cut them too (checked below)
           "--shorten-method", "truncate", "--required-batch-size-multiple", "1", "--layernorm-eps", "1e-12",
-          "--optimizer", "adam", "--lr", "2e-5", "--batch-size", "4", "--disable-validation",
+          "--optimizer", "adam", "--lr", "2e-5", "--batch-size", "2", "--disable-validation",
           "--no-progress-bar", "--log-interval", "1", "--cpu"]
 
 
