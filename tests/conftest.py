@@ -34,6 +34,63 @@ def run(cmd, cwd=None, env=None, check=True, timeout=900, input=None):
     return proc
 
 
+def in_process(main, args, cwd=None, program=None):
+    """A console script's entry point called in this process, what it prints and logs captured: for a test of
+    what a tool computes, where a process of its own would only spend 3-5 s importing torch and fairseq again.
+    run() starts a process where that is what a test checks (an exit code, a one-line error, a clean stderr).
+    ``main`` takes argv, or, given ``program``, reads sys.argv (fairseq's own cli_main)."""
+    import contextlib
+    import io
+    import logging
+    from types import SimpleNamespace
+
+    args = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    handler = logging.StreamHandler(err)
+    handler.setFormatter(logging.Formatter("%(asctime)s | %(levelname)s | %(name)s | %(message)s"))
+    root = logging.getLogger()
+    level, argv, here = root.level, sys.argv, os.getcwd()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        if cwd:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            if program:
+                sys.argv = [program, *args]
+                code = main()
+            else:
+                code = main(args)
+    finally:
+        sys.argv = argv
+        os.chdir(here)
+        root.removeHandler(handler)
+        root.setLevel(level)
+    proc = SimpleNamespace(returncode=code or 0, stdout=out.getvalue(), stderr=err.getvalue())
+    if proc.returncode:
+        raise AssertionError(f"{program or main.__module__} {' '.join(args)} failed ({proc.returncode}):\n"
+                             f"{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}")
+    return proc
+
+
+def fairseq_train(args, cwd=None):
+    """fairseq-train in this process (in_process), with the plugin registered as --user-dir would, loading
+    batches here too (--num-workers 0, unless given): a loader worker forked from pytest-xdist's threaded worker
+    could hang. fairseq keeps a run's best score on its functions (save_checkpoint.best,
+    should_stop_early.best and .num_runs): cleared first, as a fresh process has them."""
+    import fairseq_syntax
+    from fairseq import checkpoint_utils
+    from fairseq_cli import train
+
+    fairseq_syntax.register()
+    for function, names in ((checkpoint_utils.save_checkpoint, ("best",)),
+                            (train.should_stop_early, ("best", "num_runs"))):
+        for name in names:
+            function.__dict__.pop(name, None)
+    args = list(args) + ([] if "--num-workers" in args else ["--num-workers", "0"])
+    return in_process(train.cli_main, args, cwd, program="fairseq-train")
+
+
 def study_script(path: str):
     """A study's script (``examples/lambada/summarize.py``) as a module: every study names its summarizer
     ``summarize.py``, so they are loaded by path, each under its own name."""
@@ -117,9 +174,8 @@ def translation_checkpoint(tmp_path_factory, prepared, user_dir):
     train = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch", "transformer_sgnet_small",
              "--share-all-embeddings", "--optimizer", "adam", "--lr", "5e-4", "--criterion", "cross_entropy",
              "--max-tokens", "1500", "--seed", "1", "--no-progress-bar", "--no-epoch-checkpoints", "--max-update", "2"]
-    save = once_per_run(tmp_path_factory, "translation-checkpoint", lambda out: run(
-        [str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *train, "--save-dir", str(out)],
-        cwd=str(out)))
+    save = once_per_run(tmp_path_factory, "translation-checkpoint", lambda out: fairseq_train(
+        [prepared / "bin", "--user-dir", user_dir, *train, "--save-dir", out], cwd=out))
     return save / "checkpoint_best.pt"
 
 

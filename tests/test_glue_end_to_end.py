@@ -11,7 +11,7 @@ import fairseq_syntax
 from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.syntax import check_subword_heads
 
-from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run
+from .conftest import BIN, ROOT, SHARED_DATA, fairseq_train, in_process, once_per_run, run
 
 fairseq_syntax.register()
 
@@ -52,11 +52,14 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
     common = ["--user-dir", user_dir, "--task", "syntax_sentence_prediction", "--init-token", "0",
               "--num-classes", "2", "--max-positions", "512", "--criterion", "sentence_prediction", "--report-mcc"]
     save = tmp_path / "ck"
-    proc = run(["fairseq-train", str(cola / "bin"), *common, "--arch", arch,
-                "--restore-file", str(minilm_converted / "model.pt"), "--reset-optimizer", "--reset-dataloader",
-                "--reset-meters", "--optimizer", "adam", "--lr", "2e-5", "--batch-size", "16", "--max-update", "6",
-                "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1",
-                "--best-checkpoint-metric", "mcc", "--maximize-best-checkpoint-metric"], cwd=tmp_path)
+    proc = fairseq_train([str(cola / "bin"), *common, "--arch", arch,
+                          "--restore-file", str(minilm_converted / "model.pt"), "--reset-optimizer",
+                          "--reset-dataloader",
+                          "--reset-meters", "--optimizer", "adam", "--lr", "2e-5", "--batch-size", "16", "--max-update",
+                          "6",
+                          "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval",
+                          "1",
+                          "--best-checkpoint-metric", "mcc", "--maximize-best-checkpoint-metric"], cwd=tmp_path)
     log = proc.stdout + proc.stderr
     assert "num_updates=6" in log or "num_updates 6" in log
     if arch != "roberta_baseline_small":
@@ -68,8 +71,11 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
     assert m, proc.stderr[-2000:]
     assert 0 <= float(m.group(2)) <= 100 and -100 <= float(m.group(3)) <= 100
     # the per-sentence evaluation: fairseq-validate's accuracy and MCC (it logs one decimal), from its predictions
-    ev = run([str(BIN / "fairseq-syntax-sentence-eval"), str(cola / "bin"), "--path", str(save / "checkpoint_best.pt"),
-              "--split", "valid", "--cpu", "--json", str(tmp_path / "e.json"), "--predictions", str(tmp_path / "p.jsonl")])
+    from fairseq_syntax.cli.sentence_eval import main as sentence_eval
+
+    ev = in_process(sentence_eval, [str(cola / "bin"), "--path", str(save / "checkpoint_best.pt"),
+                                    "--split", "valid", "--cpu", "--json", str(tmp_path / "e.json"), "--predictions",
+                                    str(tmp_path / "p.jsonl")])
     e = json.loads((tmp_path / "e.json").read_text())
     assert round(e["accuracy"], 2) == pytest.approx(float(m.group(2)), abs=0.051), ev.stdout
     assert round(e["mcc"], 2) == pytest.approx(float(m.group(3)), abs=0.051), ev.stdout

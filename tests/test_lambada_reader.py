@@ -16,7 +16,7 @@ from fairseq_syntax.reader.model import BidafSAModel, base_architecture, sa_both
 from fairseq_syntax.reader.layers import BiGRU, ExponentialMovingAverage
 from fairseq_syntax.reader.annotate import read_instances
 
-from .conftest import ROOT, SHARED_DATA, once_per_run, run
+from .conftest import ROOT, SHARED_DATA, fairseq_train, in_process, once_per_run, run
 
 fairseq_syntax.register()
 
@@ -118,10 +118,11 @@ def train_reader(lambada):
     """fairseq-train of the reader on the prepared passages, with the flags every run here shares."""
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
 
-    def train(cwd, arch, signals, *flags, check=True):
-        return run(["fairseq-train", str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader",
-                    "--arch", arch, "--signals", signals, "--criterion", "pointer_sum", "--optimizer", "adam",
-                    *flags], cwd=cwd, check=check)
+    def train(cwd, arch, signals, *flags, check=True, process=True):
+        """process=False: in this process (conftest.fairseq_train), for a test of what the run trains."""
+        args = [str(lambada / "bin"), "--user-dir", user_dir, "--task", "lambada_reader", "--arch", arch, "--signals",
+                signals, "--criterion", "pointer_sum", "--optimizer", "adam", *flags]
+        return run(["fairseq-train", *args], cwd=cwd, check=check) if process else fairseq_train(args, cwd=cwd)
     return train
 
 
@@ -192,16 +193,19 @@ def test_train_a_few_updates_and_evaluate(lambada, train_reader, tmp_path, arch,
     proc = train_reader(tmp_path, arch, signals, "--lr", "1e-3", "--batch-size", "16", "--max-update", "6",
                         "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple",
                         "--log-interval", "1", "--best-checkpoint-metric", "accuracy",
-                        "--maximize-best-checkpoint-metric")
+                        "--maximize-best-checkpoint-metric", process=False)
     log = proc.stdout + proc.stderr
     assert "num_updates=6" in log or "num_updates 6" in log
     for sig in signals.split():
         if sig != "none":
             assert f"sup_{sig}=" in log, log[-3000:]
     assert "answer_loss=" in log
-    out = run(["fairseq-syntax-lambada-eval", str(lambada / "bin"), "--path", str(save / "checkpoint_best.pt"),
-               "--split", "test", "--json", str(tmp_path / "r.json"), "--predictions", str(tmp_path / "p.jsonl")],
-              cwd=tmp_path).stdout
+    from fairseq_syntax.reader.lambada_eval import main as lambada_eval
+
+    out = in_process(lambada_eval, [str(lambada / "bin"), "--path", str(save / "checkpoint_best.pt"),
+                                    "--split", "test", "--json", str(tmp_path / "r.json"), "--predictions",
+                                    str(tmp_path / "p.jsonl")],
+                     cwd=tmp_path).stdout
     rows = dict(re.findall(r"test\t(\w+)\tn=(\d+)", out))
     assert rows["all"] == "40" and 0 < int(rows["answer_in_context"]) <= 40
     r = json.loads((tmp_path / "r.json").read_text())

@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from .conftest import BIN, ROOT, once_per_run, run
+from .conftest import BIN, ROOT, fairseq_train, once_per_run, run
 
 pytestmark = pytest.mark.slow  # end-to-end: real data-prep and training
 
@@ -23,8 +23,8 @@ TRAIN = ["--task", "syntax_guided_translation", "-s", "en", "-t", "de", "--arch"
 
 
 def _train_six(prepared, user_dir, save):
-    out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN,
-               "--max-update", "6", "--save-dir", str(save)], cwd=str(save))
+    out = fairseq_train([prepared / "bin", "--user-dir", user_dir, *TRAIN, "--max-update", "6", "--save-dir", save],
+                        cwd=save)
     assert "num_updates 6" in out.stderr + out.stdout
 
 
@@ -64,8 +64,8 @@ def test_data_prep_rerun_skips_finished_stages(prepared, multi30k_dir):
 
 def test_train_resume_generate_validate(prepared, user_dir, trained, tmp_path):
     trained = shutil.copytree(trained, tmp_path / "ck")  # resumed here, not in the shared checkpoint folder
-    out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN,
-               "--max-update", "10", "--save-dir", str(trained)], cwd=str(trained))
+    out = fairseq_train([prepared / "bin", "--user-dir", user_dir, *TRAIN, "--max-update", "10", "--save-dir",
+                         trained], cwd=trained)
     log = out.stderr + out.stdout
     assert re.search(r"Loaded checkpoint .*checkpoint_last\.pt \(epoch \d+ @ 6 updates\)", log)
     assert "num_updates 10" in log
@@ -223,12 +223,11 @@ def test_vanilla_checkpoint_fine_tunes_into_sgnet(prepared, user_dir, tmp_path):
     args = [a for a in TRAIN]
     args[args.index("syntax_guided_translation")] = "translation"
     args[args.index("transformer_sgnet_small")] = "transformer_small_vanilla"
-    run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *args, "--max-update", "2",
-         "--save-dir", str(vanilla)], cwd=str(tmp_path))
+    fairseq_train([prepared / "bin", "--user-dir", user_dir, *args, "--max-update", "2", "--save-dir", vanilla],
+                  cwd=tmp_path)
     sg = tmp_path / "sgnet"
-    out = run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir, *TRAIN, "--max-update",
-               "2", "--save-dir", str(sg), "--finetune-from-model", str(vanilla / "checkpoint_last.pt")],
-              cwd=str(tmp_path))
+    out = fairseq_train([prepared / "bin", "--user-dir", user_dir, *TRAIN, "--max-update", "2", "--save-dir", sg,
+                         "--finetune-from-model", vanilla / "checkpoint_last.pt"], cwd=tmp_path)
     log = out.stderr + out.stdout
     assert "freshly initialised" in log
     assert "num_updates 2" in log
@@ -261,9 +260,8 @@ def test_average_checkpoints_weights_only(prepared, user_dir, tmp_path):
     import torch
 
     save = tmp_path / "ck"
-    run([str(BIN / "fairseq-train"), str(prepared / "bin"), "--user-dir", user_dir,
-         *[a for a in TRAIN if a != "--no-epoch-checkpoints"], "--max-update", "2", "--save-interval-updates", "1",
-         "--save-dir", str(save)], cwd=str(tmp_path))
+    fairseq_train([prepared / "bin", "--user-dir", user_dir, *[a for a in TRAIN if a != "--no-epoch-checkpoints"],
+                   "--max-update", "2", "--save-interval-updates", "1", "--save-dir", save], cwd=tmp_path)
     second = save / "checkpoint_1_2.pt"  # --save-interval-updates: one checkpoint an update
     # in a fresh process: this package's loaders add fairseq's classes to torch's safe globals for the process
     plain = run([str(BIN / "python"), "-c", f"import torch; torch.load('{second}', weights_only=True)"], check=False)

@@ -14,7 +14,7 @@ from fairseq_syntax.race.examples import question_with_option, read_race
 from fairseq_syntax.text_prep.sentences import split_sentences
 from fairseq_syntax.text_prep.wordpiece import basic_words
 
-from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run, study_script
+from .conftest import BIN, ROOT, SHARED_DATA, fairseq_train, once_per_run, run, study_script
 from .run_files import write_run_record
 
 RACE = SHARED_DATA / "race" / "RACE.tar.gz"
@@ -193,9 +193,9 @@ def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted
     out, _ = race_slice
     user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
     save = tmp_path / "ck"
-    train = run([BIN / "fairseq-train", out / "bin", "--user-dir", user_dir, *RECIPE, "--arch", arch, *extra,
-                 "--restore-file", minilm_converted / "model.pt", "--reset-optimizer", "--reset-dataloader",
-                 "--reset-meters", "--max-update", "2", "--save-dir", save], cwd=tmp_path)
+    train = fairseq_train([out / "bin", "--user-dir", user_dir, *RECIPE, "--arch", arch, *extra,
+                           "--restore-file", minilm_converted / "model.pt", "--reset-optimizer", "--reset-dataloader",
+                           "--reset-meters", "--max-update", "2", "--save-dir", save], cwd=tmp_path)
     assert "num_updates 2" in train.stderr + train.stdout
     assert "SyntaxSentenceRankingTask" in train.stderr + train.stdout
     ev = run([BIN / "fairseq-syntax-race-eval", out / "bin", "--path", save / "checkpoint_last.pt", "--split",

@@ -12,7 +12,7 @@ from fairseq_syntax.metrics import pearson, positive_f1, ranks, spearman
 from fairseq_syntax.syntax import align_heads_to_subwords, sdoi_mask
 from fairseq_syntax.syntax import check_subword_heads
 
-from .conftest import ROOT, SHARED_DATA, once_per_run, run
+from .conftest import ROOT, SHARED_DATA, fairseq_train, in_process, once_per_run, run
 
 # GLUE's columns (0-based) of each task: the two texts and the label
 COLUMNS = {"RTE": (1, 2, 3), "MRPC": (3, 4, 0), "STS-B": (7, 8, 9), "QNLI": (1, 2, 3)}
@@ -89,19 +89,25 @@ def test_sts_b_trains_as_regression_and_scores_pearson_and_spearman(tmp_path_fac
 
     data = prepare(tmp_path_factory, minilm_converted, "STS-B") / "bin"
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
-    proc = run(["fairseq-train", str(data), "--user-dir", user_dir, "--task", "syntax_sentence_prediction",
-                "--arch", "roberta_sla_small", "--restore-file", str(minilm_converted / "model.pt"),
-                "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--init-token", "0", "--num-classes", "1",
-                "--regression-target", "--criterion", "sentence_prediction", "--report-pearson-and-spearman",
-                "--best-checkpoint-metric", "pearson", "--maximize-best-checkpoint-metric", "--batch-size", "8",
-                "--required-batch-size-multiple", "1", "--optimizer", "adam", "--lr", "5e-5", "--max-update", "3",
-                "--save-dir", str(tmp_path / "ck"), "--no-epoch-checkpoints", "--log-format", "simple",
-                "--no-save-optimizer-state"], cwd=tmp_path)
+    proc = fairseq_train([str(data), "--user-dir", user_dir, "--task", "syntax_sentence_prediction",
+                          "--arch", "roberta_sla_small", "--restore-file", str(minilm_converted / "model.pt"),
+                          "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--init-token", "0",
+                          "--num-classes", "1",
+                          "--regression-target", "--criterion", "sentence_prediction", "--report-pearson-and-spearman",
+                          "--best-checkpoint-metric", "pearson", "--maximize-best-checkpoint-metric", "--batch-size",
+                          "8",
+                          "--required-batch-size-multiple", "1", "--optimizer", "adam", "--lr", "5e-5", "--max-update",
+                          "3",
+                          "--save-dir", str(tmp_path / "ck"), "--no-epoch-checkpoints", "--log-format", "simple",
+                          "--no-save-optimizer-state"], cwd=tmp_path)
     logged = [line for line in (proc.stdout + proc.stderr).splitlines() if "valid on 'valid' subset" in line][-1]
     fairseq_pearson = float(logged.split("| pearson ")[1].split()[0])
     pred = tmp_path / "pred.jsonl"
-    out = run(["fairseq-syntax-sentence-eval", str(data), "--path", str(tmp_path / "ck/checkpoint_best.pt"),
-               "--split", "valid", "--json", str(tmp_path / "eval.json"), "--predictions", str(pred)]).stdout
+    from fairseq_syntax.cli.sentence_eval import main as sentence_eval
+
+    out = in_process(sentence_eval, [str(data), "--path", str(tmp_path / "ck/checkpoint_best.pt"),
+                                     "--split", "valid", "--json", str(tmp_path / "eval.json"), "--predictions",
+                                     str(pred)]).stdout
     result = json.loads((tmp_path / "eval.json").read_text())
     rows = [json.loads(line) for line in pred.read_text().splitlines()]
     assert len(rows) == result["sentences"] == EVAL and "pearson=" in out

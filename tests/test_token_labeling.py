@@ -10,7 +10,7 @@ from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.data.token_labels import IGNORE, WordStartLabelsDataset
 from fairseq_syntax.metrics import f1, span_counts, spans
 
-from .conftest import BIN, ROOT, SHARED_DATA, once_per_run, run
+from .conftest import BIN, ROOT, SHARED_DATA, fairseq_train, once_per_run, run
 
 
 def test_spans_follow_conlleval():
@@ -101,12 +101,12 @@ def conll(tmp_path_factory, minilm_converted):
              str(out / "data"), "--pretrained", str(minilm_converted), "--parser", "spacy", "--workers", "1",
              "--max-train", "120", "--max-eval", "40", "--random-trees", "1"])
         user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
-        run(["fairseq-train", str(out / "data/bin"), "--user-dir", user_dir, "--task", "syntax_token_labeling",
-             "--criterion", "token_labeling", "--arch", "roberta_sgnet_small", "--restore-file",
-             str(minilm_converted / "model.pt"), "--reset-optimizer", "--reset-dataloader", "--reset-meters",
-             "--optimizer", "adam", "--lr", "5e-5", "--batch-size", "16", "--max-update", "5", "--save-dir",
-             str(out / "ck"), "--no-epoch-checkpoints", "--best-checkpoint-metric", "f1",
-             "--maximize-best-checkpoint-metric"], cwd=out)
+        fairseq_train([str(out / "data/bin"), "--user-dir", user_dir, "--task", "syntax_token_labeling",
+                       "--criterion", "token_labeling", "--arch", "roberta_sgnet_small", "--restore-file",
+                       str(minilm_converted / "model.pt"), "--reset-optimizer", "--reset-dataloader", "--reset-meters",
+                       "--optimizer", "adam", "--lr", "5e-5", "--batch-size", "16", "--max-update", "5", "--save-dir",
+                       str(out / "ck"), "--no-epoch-checkpoints", "--best-checkpoint-metric", "f1",
+                       "--maximize-best-checkpoint-metric"], cwd=out)
     return once_per_run(tmp_path_factory, "conll2003-sgnet-5", build)
 
 
