@@ -64,8 +64,10 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
     assert "num_updates=6" in log or "num_updates 6" in log
     if arch != "roberta_baseline_small":
         assert "freshly initialised" in log  # the new parameters, not a silent partial load
-    proc = run(["fairseq-validate", str(cola / "bin"), *common, "--path", str(save / "checkpoint_best.pt"),
-                "--batch-size", "16", "--valid-subset", "valid"], cwd=tmp_path)
+    from fairseq_cli.validate import cli_main as fairseq_validate
+
+    proc = in_process(fairseq_validate, [cola / "bin", *common, "--path", save / "checkpoint_best.pt", "--batch-size",
+                                         "16", "--valid-subset", "valid"], cwd=tmp_path, program="fairseq-validate")
     m = re.search(r"valid on 'valid' subset \| loss ([\d.]+) .*accuracy ([\d.]+) .*mcc (-?[\d.]+)",
                   proc.stdout + proc.stderr)
     assert m, proc.stderr[-2000:]

@@ -10,7 +10,7 @@ from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.data.token_labels import IGNORE, WordStartLabelsDataset
 from fairseq_syntax.metrics import f1, span_counts, spans
 
-from .conftest import BIN, ROOT, SHARED_DATA, fairseq_train, once_per_run, run
+from .conftest import BIN, ROOT, SHARED_DATA, fairseq_train, in_process, once_per_run, run
 
 
 def test_spans_follow_conlleval():
@@ -116,8 +116,10 @@ def test_ner_eval_equals_seqeval_on_real_predictions_and_writes_them_per_sentenc
     predicted tags, overall and per type; the scheme named; one line per sentence with the corpus words."""
     from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
 
-    out = run([str(BIN / "fairseq-syntax-ner-eval"), str(conll / "data/bin"), "--path", str(conll / "ck/checkpoint_best.pt"),
-               "--split", "test", "--json", str(tmp_path / "e.json"), "--predictions", str(tmp_path / "p.jsonl"), "--cpu"])
+    from fairseq_syntax.cli.ner_eval import main as ner_eval
+
+    out = in_process(ner_eval, [conll / "data/bin", "--path", conll / "ck/checkpoint_best.pt", "--split", "test",
+                                "--json", tmp_path / "e.json", "--predictions", tmp_path / "p.jsonl", "--cpu"])
     assert "scheme=IOB2 (scored as conlleval)" in out.stdout
     rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     words = [line.split() for line in (conll / "data/raw/test.words").read_text().splitlines()]
@@ -178,10 +180,11 @@ def test_conll2003_prepare_fine_tune_and_evaluate(conll, tmp_path):
 def test_the_tagger_hub_labels_raw_text_as_the_evaluation_labels_the_prepared_sentence(conll, tmp_path):
     """EntityTagger parses words with the parser recorded in the data and labels them as
     fairseq-syntax-ner-eval labelled the same test sentence; raw text is split into BERT's basic words first."""
+    from fairseq_syntax.cli.ner_eval import main as ner_eval
     from fairseq_syntax.tagger_hub import EntityTagger
 
-    run([str(BIN / "fairseq-syntax-ner-eval"), str(conll / "data/bin"), "--path", str(conll / "ck/checkpoint_best.pt"),
-         "--split", "test", "--predictions", str(tmp_path / "p.jsonl"), "--cpu"])
+    in_process(ner_eval, [conll / "data/bin", "--path", conll / "ck/checkpoint_best.pt", "--split", "test",
+                          "--predictions", tmp_path / "p.jsonl", "--cpu"])
     rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     record = json.loads((conll / "data/bin/preprocessing.json").read_text())
     assert record["parser"]["backend"] == "spacy" and record["tokenizer"]["name"] == "bert_basic"
