@@ -105,18 +105,16 @@ def race_on_roberta(tmp_path_factory, roberta_folder):
         run(["bash", ROOT / "data-prep/race.sh", "--race", RACE, "--out", out / "data", "--pretrained",
              roberta_folder, "--parser", "spacy", "--workers", "1", "--max-train", "8", "--max-eval", "4"])
         user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
-        train = fairseq_train([out / "data/bin", "--user-dir", user_dir, "--task",
-                               "syntax_sentence_ranking", "--criterion", "sentence_ranking", "--num-classes", "4",
-                               "--init-token", "0", "--separator-token", "2", "--max-option-length", "64",
-                               "--max-positions",
-                               "512", "--max-input-length", "128", "--shorten-method", "truncate",
+        train = fairseq_train([out / "data/bin", "--user-dir", user_dir, "--task", "syntax_sentence_ranking",
+                               "--criterion", "sentence_ranking", "--num-classes", "4", "--init-token", "0",
+                               "--separator-token", "2", "--max-option-length", "64", "--max-positions", "512",
+                               "--max-input-length", "128", "--shorten-method", "truncate",
                                "--required-batch-size-multiple", "1", "--arch", "roberta_sgnet_base", *SMALL_SIZES,
-                               "--restore-file",
-                               roberta_folder / "model.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters",
-                               "--optimizer", "adam", "--lr", "1e-5", "--batch-size", "2", "--max-update", "2",
-                               "--disable-validation", "--no-progress-bar", "--log-interval", "1", "--cpu",
-                               "--save-dir",
-                               out / "ck", "--no-epoch-checkpoints", "--no-save-optimizer-state"], cwd=out)
+                               "--restore-file", roberta_folder / "model.pt", "--reset-optimizer",
+                               "--reset-dataloader", "--reset-meters", "--optimizer", "adam", "--lr", "1e-5",
+                               "--batch-size", "2", "--max-update", "2", "--disable-validation", "--no-progress-bar",
+                               "--log-interval", "1", "--cpu", "--save-dir", out / "ck", "--no-epoch-checkpoints",
+                               "--no-save-optimizer-state"], cwd=out)
         (out / "train.log").write_text(train.stdout + train.stderr)
     return once_per_run(tmp_path_factory, "race-on-roberta", build)
 
@@ -169,19 +167,18 @@ def test_conll2003_from_a_roberta_folder_through_fine_tuning_evaluation_and_the_
     pieces = (out / "wp/train.input0").read_text(encoding="utf-8").splitlines()
     assert [p.split() for p in pieces] == [[str(i) for i in enc.encode(w)] for w in words]
     user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
-    fairseq_train([out / "bin", "--user-dir", user_dir, "--task", "syntax_token_labeling",
-                   "--criterion", "token_labeling", "--arch", "roberta_sgnet_base", *SMALL_SIZES, "--restore-file",
-                   roberta_folder / "model.pt",
-                   "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--optimizer", "adam", "--lr", "1e-5",
-                   "--batch-size", "4", "--max-update", "2", "--save-dir", tmp_path / "ck", "--no-epoch-checkpoints",
-                   "--no-save-optimizer-state", "--disable-validation", "--required-batch-size-multiple", "1", "--cpu"],
-                   cwd=tmp_path)
+    fairseq_train([out / "bin", "--user-dir", user_dir, "--task", "syntax_token_labeling", "--criterion",
+                   "token_labeling", "--arch", "roberta_sgnet_base", *SMALL_SIZES, "--restore-file",
+                   roberta_folder / "model.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters",
+                   "--optimizer", "adam", "--lr", "1e-5", "--batch-size", "4", "--max-update", "2", "--save-dir",
+                   tmp_path / "ck", "--no-epoch-checkpoints", "--no-save-optimizer-state", "--disable-validation",
+                   "--required-batch-size-multiple", "1", "--cpu"], cwd=tmp_path)
     ours, theirs = restored(tmp_path / "ck/checkpoint_last.pt", roberta_folder / "model.pt")
     assert (ours - theirs).abs().max() < 1e-4
     from fairseq_syntax.cli.ner_eval import main as ner_eval
 
-    in_process(ner_eval, [out / "bin", "--path", tmp_path / "ck/checkpoint_last.pt", "--split",
-                          "test", "--predictions", tmp_path / "p.jsonl", "--cpu"])
+    in_process(ner_eval, [out / "bin", "--path", tmp_path / "ck/checkpoint_last.pt", "--split", "test",
+                          "--predictions", tmp_path / "p.jsonl", "--cpu"])
     rows = [json.loads(line) for line in (tmp_path / "p.jsonl").read_text().splitlines()]
     assert len(rows) == 4
     from fairseq_syntax.tagger_hub import EntityTagger
@@ -206,13 +203,11 @@ def test_conll2003_from_an_xlmr_folder_encodes_with_its_sentencepiece_and_fine_t
     assert [sum(c > 0 for c in row) for row in codes] == [len(w.split()) for w in words]  # a start per word
     assert json.loads((out / "bin/preprocessing.json").read_text())["subword_style"] == "sentencepiece"
     user_dir = run([BIN / "fairseq-syntax-user-dir"]).stdout.strip()
-    fairseq_train([out / "bin", "--user-dir", user_dir, "--task", "syntax_token_labeling",
-                   "--criterion", "token_labeling", "--arch", "roberta_sla_base", *SMALL_SIZES, "--restore-file",
-                   xlmr_folder / "model.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--optimizer",
-                   "adam",
-                   "--lr", "1e-5", "--batch-size", "8", "--max-update", "2", "--save-dir", tmp_path / "ck",
-                   "--no-epoch-checkpoints", "--best-checkpoint-metric", "f1", "--maximize-best-checkpoint-metric",
-                   "--required-batch-size-multiple", "1", "--cpu"],
-                   cwd=tmp_path)
+    fairseq_train([out / "bin", "--user-dir", user_dir, "--task", "syntax_token_labeling", "--criterion",
+                   "token_labeling", "--arch", "roberta_sla_base", *SMALL_SIZES, "--restore-file",
+                   xlmr_folder / "model.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters",
+                   "--optimizer", "adam", "--lr", "1e-5", "--batch-size", "8", "--max-update", "2", "--save-dir",
+                   tmp_path / "ck", "--no-epoch-checkpoints", "--best-checkpoint-metric", "f1",
+                   "--maximize-best-checkpoint-metric", "--required-batch-size-multiple", "1", "--cpu"], cwd=tmp_path)
     ours, theirs = restored(tmp_path / "ck/checkpoint_last.pt", xlmr_folder / "model.pt")
     assert (ours - theirs).abs().max() < 1e-4 and np.isfinite(ours.numpy()).all()

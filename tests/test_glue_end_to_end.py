@@ -52,13 +52,10 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
     common = ["--user-dir", user_dir, "--task", "syntax_sentence_prediction", "--init-token", "0",
               "--num-classes", "2", "--max-positions", "512", "--criterion", "sentence_prediction", "--report-mcc"]
     save = tmp_path / "ck"
-    proc = fairseq_train([str(cola / "bin"), *common, "--arch", arch,
-                          "--restore-file", str(minilm_converted / "model.pt"), "--reset-optimizer",
-                          "--reset-dataloader",
-                          "--reset-meters", "--optimizer", "adam", "--lr", "2e-5", "--batch-size", "16", "--max-update",
-                          "6",
-                          "--save-dir", str(save), "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval",
-                          "1",
+    proc = fairseq_train([cola / "bin", *common, "--arch", arch, "--restore-file", minilm_converted / "model.pt",
+                          "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--optimizer", "adam", "--lr",
+                          "2e-5", "--batch-size", "16", "--max-update", "6", "--save-dir", save,
+                          "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "1",
                           "--best-checkpoint-metric", "mcc", "--maximize-best-checkpoint-metric"], cwd=tmp_path)
     log = proc.stdout + proc.stderr
     assert "num_updates=6" in log or "num_updates 6" in log
@@ -75,9 +72,8 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
     # the per-sentence evaluation: fairseq-validate's accuracy and MCC (it logs one decimal), from its predictions
     from fairseq_syntax.cli.sentence_eval import main as sentence_eval
 
-    ev = in_process(sentence_eval, [str(cola / "bin"), "--path", str(save / "checkpoint_best.pt"),
-                                    "--split", "valid", "--cpu", "--json", str(tmp_path / "e.json"), "--predictions",
-                                    str(tmp_path / "p.jsonl")])
+    ev = in_process(sentence_eval, [cola / "bin", "--path", save / "checkpoint_best.pt", "--split", "valid", "--cpu",
+                                    "--json", tmp_path / "e.json", "--predictions", tmp_path / "p.jsonl"])
     e = json.loads((tmp_path / "e.json").read_text())
     assert round(e["accuracy"], 2) == pytest.approx(float(m.group(2)), abs=0.051), ev.stdout
     assert round(e["mcc"], 2) == pytest.approx(float(m.group(3)), abs=0.051), ev.stdout

@@ -202,9 +202,8 @@ def test_train_a_few_updates_and_evaluate(lambada, train_reader, tmp_path, arch,
     assert "answer_loss=" in log
     from fairseq_syntax.reader.lambada_eval import main as lambada_eval
 
-    out = in_process(lambada_eval, [str(lambada / "bin"), "--path", str(save / "checkpoint_best.pt"),
-                                    "--split", "test", "--json", str(tmp_path / "r.json"), "--predictions",
-                                    str(tmp_path / "p.jsonl")],
+    out = in_process(lambada_eval, [lambada / "bin", "--path", save / "checkpoint_best.pt", "--split", "test",
+                                    "--json", tmp_path / "r.json", "--predictions", tmp_path / "p.jsonl"],
                      cwd=tmp_path).stdout
     rows = dict(re.findall(r"test\t(\w+)\tn=(\d+)", out))
     assert rows["all"] == "40" and 0 < int(rows["answer_in_context"]) <= 40

@@ -89,25 +89,21 @@ def test_sts_b_trains_as_regression_and_scores_pearson_and_spearman(tmp_path_fac
 
     data = prepare(tmp_path_factory, minilm_converted, "STS-B") / "bin"
     user_dir = run(["fairseq-syntax-user-dir"]).stdout.strip()
-    proc = fairseq_train([str(data), "--user-dir", user_dir, "--task", "syntax_sentence_prediction",
-                          "--arch", "roberta_sla_small", "--restore-file", str(minilm_converted / "model.pt"),
-                          "--reset-optimizer", "--reset-dataloader", "--reset-meters", "--init-token", "0",
-                          "--num-classes", "1",
+    proc = fairseq_train([data, "--user-dir", user_dir, "--task", "syntax_sentence_prediction", "--arch",
+                          "roberta_sla_small", "--restore-file", minilm_converted / "model.pt", "--reset-optimizer",
+                          "--reset-dataloader", "--reset-meters", "--init-token", "0", "--num-classes", "1",
                           "--regression-target", "--criterion", "sentence_prediction", "--report-pearson-and-spearman",
                           "--best-checkpoint-metric", "pearson", "--maximize-best-checkpoint-metric", "--batch-size",
-                          "8",
-                          "--required-batch-size-multiple", "1", "--optimizer", "adam", "--lr", "5e-5", "--max-update",
-                          "3",
-                          "--save-dir", str(tmp_path / "ck"), "--no-epoch-checkpoints", "--log-format", "simple",
-                          "--no-save-optimizer-state"], cwd=tmp_path)
+                          "8", "--required-batch-size-multiple", "1", "--optimizer", "adam", "--lr", "5e-5",
+                          "--max-update", "3", "--save-dir", tmp_path / "ck", "--no-epoch-checkpoints",
+                          "--log-format", "simple", "--no-save-optimizer-state"], cwd=tmp_path)
     logged = [line for line in (proc.stdout + proc.stderr).splitlines() if "valid on 'valid' subset" in line][-1]
     fairseq_pearson = float(logged.split("| pearson ")[1].split()[0])
     pred = tmp_path / "pred.jsonl"
     from fairseq_syntax.cli.sentence_eval import main as sentence_eval
 
-    out = in_process(sentence_eval, [str(data), "--path", str(tmp_path / "ck/checkpoint_best.pt"),
-                                     "--split", "valid", "--json", str(tmp_path / "eval.json"), "--predictions",
-                                     str(pred)]).stdout
+    out = in_process(sentence_eval, [data, "--path", tmp_path / "ck/checkpoint_best.pt", "--split", "valid",
+                                     "--json", tmp_path / "eval.json", "--predictions", pred]).stdout
     result = json.loads((tmp_path / "eval.json").read_text())
     rows = [json.loads(line) for line in pred.read_text().splitlines()]
     assert len(rows) == result["sentences"] == EVAL and "pearson=" in out
