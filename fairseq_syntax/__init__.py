@@ -17,7 +17,6 @@ __version__ = "0.1.0"
 USER_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-
 def register() -> None:
     """Register the task, models and architectures with fairseq (what ``--user-dir`` does)."""
     from . import criterions, models, tasks  # noqa: F401

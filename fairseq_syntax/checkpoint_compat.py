@@ -16,6 +16,7 @@ import zipfile
 
 from .checkpoint_safety import UnreadableCheckpointError, UnsafeCheckpointError, _unreadable, check_config
 
+
 class OtherDictionariesError(ValueError):
     """The data given with a checkpoint was binarized with other dictionaries than the ones it was trained with."""
 

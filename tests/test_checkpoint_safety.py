@@ -178,7 +178,7 @@ def test_the_translation_hub_refuses_a_model_trained_on_random_trees(prepared, t
 
 @pytest.mark.slow
 def test_data_binarized_with_another_dictionary_is_refused_by_generate_and_the_hub(prepared, trained, user_dir,
-                                                                                  tmp_path):
+                                                                                   tmp_path):
     """Two entries of the joined dictionary swapped, as a vocabulary rebuilt at the same size may list them: the
     model would read and write other tokens through every index. fairseq-generate stops with one line naming the
     data and the checkpoint before translating anything; the hub raises the same."""

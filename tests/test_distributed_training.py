@@ -52,9 +52,9 @@ def test_two_workers_train_like_one_with_update_freq_2(prepared, tmp_path):
     worker = tmp_path / "worker.py"
     worker.write_text(WORKER)
     run([BIN / "torchrun", "--nproc_per_node", "2", "--master_port", "29533", "--log-dir", str(tmp_path / "logs"),
-                "--redirects", "3", str(worker), *train_args(data, tmp_path / "two", user_dir),
-                "--distributed-world-size", "2", "--distributed-backend", "gloo", "--ddp-backend", "legacy_ddp",
-                "--distributed-init-method", "env://", "--distributed-no-spawn"], cwd=tmp_path, timeout=600)
+         "--redirects", "3", str(worker), *train_args(data, tmp_path / "two", user_dir),
+         "--distributed-world-size", "2", "--distributed-backend", "gloo", "--ddp-backend", "legacy_ddp",
+         "--distributed-init-method", "env://", "--distributed-no-spawn"], cwd=tmp_path, timeout=600)
     logs = {p.parent.name: p.read_text() for p in (tmp_path / "logs").rglob("stdout.log")}
     assert sorted(logs) == ["0", "1"]
     for rank, text in logs.items():

@@ -122,7 +122,7 @@ def race_on_roberta(tmp_path_factory, roberta_folder):
 @pytest.mark.slow
 @pytest.mark.long
 def test_race_from_a_roberta_folder_through_fine_tuning_evaluation_and_the_hub(race_on_roberta, roberta_folder,
-                                                                              tmp_path):
+                                                                               tmp_path):
     from fairseq.data import Dictionary, indexed_dataset
 
     out = race_on_roberta / "data"

@@ -93,7 +93,7 @@ def test_fine_tune_from_lifted_minilm_and_evaluate(cola, minilm_converted, tmp_p
                    check=False)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
         assert proc.stderr.strip().splitlines()[-1] == (f"plot_sla_gates.py: error: {save / 'checkpoint_best.pt'}: "
-                                                         "no SLA gates (not a roberta_sla / transformer_sla model)")
+                                                        "no SLA gates (not a roberta_sla / transformer_sla model)")
         assert not png.exists() and not png.with_suffix(".json").exists()
 
 
@@ -120,7 +120,7 @@ def test_pair_codes_line_up_with_berts_pair_layout():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pair,extra", [(False, []), (True, ["--separator-token", "2", "--shorten-method", "truncate",
-                                                                 "--max-positions", "12"])])
+                                                             "--max-positions", "12"])])
 def test_batches_equal_fairseqs_own_pipeline(cola, tmp_path, pair, extra):
     """The numpy-built net_input, ntokens and target equal those of fairseq's dataset stack, on real CoLA."""
     import shutil

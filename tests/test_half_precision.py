@@ -22,7 +22,7 @@ from fairseq_syntax.reader.model import BidafSAModel
 from fairseq_syntax.reader.annotate import Annotated
 from fairseq_syntax.reader.instances import make_instance
 from fairseq_syntax.reader.losses import (attention_supervision_nll, pointer_log_probs, pointer_sum_nll,
-                                            supervision_targets)
+                                          supervision_targets)
 from fairseq_syntax.syntax import align_heads_to_subwords, shift_codes
 
 from .test_lambada_supervision import PASSAGE, annotation

@@ -10,9 +10,9 @@ from fairseq_syntax.parsing.conllu import ParsedSentence, format_conllu
 from fairseq_syntax.reader.annotate import join, parse_lines, target_type, write_instances, read_instances
 from fairseq_syntax.reader.chains import mention_head, read_coref_jsonl
 from fairseq_syntax.reader.instances import (Rejected, check_training_instance, cut_passages, make_instance,
-                                              split_sentences)
+                                             split_sentences)
 from fairseq_syntax.reader.losses import (attention_supervision_nll, pointer_log_probs, pointer_sum_nll,
-                                            pointer_sum_predict, supervision_targets)
+                                          pointer_sum_predict, supervision_targets)
 from fairseq_syntax.reader.ptb import ptb_tokenize
 from fairseq_syntax.reader.supervision import PassageAnnotation, build_signals, dense
 

@@ -101,7 +101,7 @@ def test_an_edited_parse_is_parsed_again_not_believed(tmp_path, tokenized_file, 
 
 
 def test_shards_of_another_input_are_discarded_by_a_merging_run_and_refused_by_an_array_task(tmp_path, capsys,
-                                                                                          tokenized_file):
+                                                                                             tokenized_file):
     lines = tokenized_file.read_text().splitlines(keepends=True)
     src, out = tmp_path / "in.txt", tmp_path / "out.conllu"
     src.write_text("".join(lines[:40]))

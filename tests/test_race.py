@@ -243,7 +243,7 @@ def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted
 
     # the evaluation's edges: one line each, naming what to do
     for args, message in (([out / "bin", "--split", "nosuch"], "no split 'nosuch' (no label/nosuch.label); the "
-                                                              "splits there: train, train-high"),
+                           "splits there: train, train-high"),
                           ([tmp_path / "absent"], f"{tmp_path / 'absent'}: no such data folder")):
         proc = run([BIN / "fairseq-syntax-race-eval", *args, "--path", save / "checkpoint_last.pt", "--cpu"],
                    check=False)
@@ -257,7 +257,7 @@ def test_fine_tune_evaluate_and_predict_from_python(race_slice, minilm_converted
 
 @pytest.mark.slow
 def test_race_tools_name_a_checkpoint_of_another_task_before_opening_data(race_slice, translation_checkpoint,
-                                                                           tmp_path):
+                                                                          tmp_path):
     from fairseq_syntax.race.hub import RaceReader
 
     out, _ = race_slice
@@ -332,7 +332,7 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
                  "p_above_chance": binomtest(n_ok, 20, 0.25, alternative="greater").pvalue}
         (tmp_path / f"{system}_seed1.eval.json").write_text(json.dumps({
             "split": "valid-middle", "RACE-M": level, "RACE-H": {"n": 0, "correct": 0, "accuracy": None,
-                                                                  "p_above_chance": 1.0},
+                                                                 "p_above_chance": 1.0},
             "RACE": level, "system": system, "seed": 1, "recipe": "cpu", "updates": 400, "batch_size": 16,
             "lr": 1e-4, "max_positions": 128, "train_subset": "train-middle", "updates_reached": 400,
             "device": "cpu"}))

@@ -45,8 +45,8 @@ def test_a_difference_names_the_log_its_line_and_the_option(tmp_path):
     assert run_options.check(log, {"fp16": "True"}).endswith("trained with fp16=False; this call asks fp16=True")
     assert run_options.check(log, {"sup_lambda": "0.5"}).endswith("trained with sup_lambda=0.3; this call asks "
                                                                   "sup_lambda=0.5")
-    assert run_options.check(log, {"heads_suffix": "x"}) == f"{log}: line 1: its configuration has no option " \
-                                                             "heads_suffix"
+    assert run_options.check(log, {"heads_suffix": "x"}) == (f"{log}: line 1: its configuration has no option "
+                                                             "heads_suffix")
 
 
 def test_the_configuration_is_read_as_data_never_run(tmp_path):
@@ -157,7 +157,6 @@ def test_a_number_option_is_never_computed_with_before_it_is_checked(tmp_path):
         assert not mark.exists(), (script, option)
     proc = run(["bash", str(ROOT / "examples/multi30k/reproduce.sh"), "--runs", f"sgnet:{evil}"], check=False)
     assert proc.returncode == 1 and "the seed of sgnet:" in proc.stderr and not mark.exists()
-
 
 
 def test_a_seed_is_named_one_way_only(tmp_path):

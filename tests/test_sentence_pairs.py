@@ -36,7 +36,7 @@ def glue_rows(task, split):
 @pytest.mark.slow
 @pytest.mark.parametrize("task", ["RTE", "MRPC", "STS-B", "QNLI"])
 def test_each_pair_task_prepares_from_glues_files_each_text_parsed_on_its_own(tmp_path_factory, minilm_converted,
-                                                                               task):
+                                                                              task):
     out = prepare(tmp_path_factory, minilm_converted, task)
     a, b, label = COLUMNS[task]
     splits = {"valid": "dev"} if task == "QNLI" else {"train": "train", "valid": "dev"}
@@ -175,7 +175,7 @@ def test_in_a_pair_sgnets_sdoi_stays_inside_each_sentence():
 @pytest.mark.slow
 @pytest.mark.parametrize("mask", ["tree", "window"])
 def test_on_real_pairs_the_models_local_scope_is_each_texts_own(tmp_path_factory, minilm_converted, monkeypatch,
-                                                                 mask):
+                                                                mask):
     """MRPC's prepared dev pairs through the task's own batches and the model's own path (the texts' codes assembled
     by the dataset, the sentence ids read off the tokens): SLA's (or WLA's) local mask over each text equals the mask
     of that text alone, and no local link joins a word of one text to a word of the other."""

@@ -103,7 +103,7 @@ def test_records_hold_their_outputs_and_inputs_are_read_through_symlinks(tmp_pat
 
 @pytest.mark.slow
 def test_a_symlinked_level_a_symlinked_file_and_a_hidden_file_are_read_and_fingerprinted(tmp_path, passages,
-                                                                                       minilm_converted):
+                                                                                         minilm_converted):
     real = release(tmp_path / "real", passages)
     elsewhere = tmp_path / "elsewhere"
     shutil.move(real / "dev/middle", elsewhere)

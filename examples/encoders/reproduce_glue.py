@@ -68,8 +68,8 @@ def main(argv):
         run_tool(["fairseq-syntax-convert-bert", "--out", "work/minilm"], "fairseq-syntax-convert-bert failed", env=env)
     for task in tasks:
         run_tool(["bash", "data-prep/glue.sh", "--task", task, "--glue-dir", glue_dir, "--pretrained", "work/minilm",
-             "--parser", os.environ.get("PARSER") or "spacy", "--workers", jobs, "--out", f"{data_root}/{task}"],
-            f"preparing {task} into {data_root}/{task} failed", env=env)
+                  "--parser", os.environ.get("PARSER") or "spacy", "--workers", jobs, "--out", f"{data_root}/{task}"],
+                 f"preparing {task} into {data_root}/{task} failed", env=env)
 
     def finetune(pool, task, arch, seed):
         n, metric = updates[task], "mcc" if task == "CoLA" else "accuracy"

@@ -32,8 +32,8 @@ from examples.studies.run_record import check_records
 from examples.studies.readme_block import exit_unless_block, replace_block
 from examples.studies.result_files import percent, read_json, read_jsonl
 from examples.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm,
-                                                    mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
-                                                    signed, significant, welch_interval)
+                                              mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
+                                              signed, significant, welch_interval)
 from examples.studies.table_protocol import METRIC, PAIR_TASKS, TASKS, read_protocol, refusal  # noqa: F401 (the tests read them here)
 from examples.studies.training_log import one_setup, training_setup
 
@@ -48,9 +48,13 @@ CONTROL_OF = {"sgnet_nomask": "sgnet", "sgnet_random_trees": "sgnet", "sla_rando
 # its third seed took it to -0.11 (p = 0.58)
 READ_AT = 3
 SEEDS_PLANNED = 5  # the paper's runs per cell, and this table's
+
+
 def references(system: str) -> list[str]:
     """What a system is tested against: the baseline, and a control also the system it controls."""
     return ["baseline"] + ([CONTROL_OF[system]] if system in CONTROL_OF else [])
+
+
 # the paper's Table 1, BERT-base (cased for NER), mean of 5 runs: CoLA MCC, SST-2 accuracy, CoNLL-2003 P / R / F1
 PAPER = {"baseline": (58.7, 93.1, (91.0, 92.3, 91.6)), "wla": (59.6, 92.8, (91.3, 92.9, 92.1)),
          "sla": (60.0, 93.3, (91.5, 92.9, 92.2)), "sgnet": (59.2, 93.1, (90.9, 92.6, 91.7))}

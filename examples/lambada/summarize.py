@@ -37,7 +37,7 @@ from examples.studies.readme_block import exit_unless_block, has_block, replace_
 from examples.studies.result_files import percent, read_json, read_jsonl
 from examples.studies.run_protocol import admit, read_protocol, records_line, refused_line
 from examples.studies.seed_statistics import (format_p, format_seed_test, holm, mcnemar_exact, seed_test,
-                                                    signed, significant, welch_interval)
+                                              signed, significant, welch_interval)
 from examples.studies.training_log import one_setup, training_setup
 
 ROWS = ("all", "answer_in_context", "pronoun", "proper_noun", "common_noun", "PERSON", "not_NE")
@@ -529,7 +529,7 @@ def main(argv=None) -> int:
     md3, md5 = table3_markdown(summary["table3"]), table5_markdown(summary["table5"])
     if summary.get("refused_from_tables_3_and_5"):
         md5 += "\nNot in Tables 3 and 5: " + "; ".join(f"{k}: {v}" for k, v in
-                                                    sorted(summary["refused_from_tables_3_and_5"].items())) + ".\n"
+                                                       sorted(summary["refused_from_tables_3_and_5"].items())) + ".\n"
     full = md + "\n## Table 5: which signal\n\n" + md5 + "\n## Table 3: by the target's type\n\n" + md3
     for name, text in (("summary.json", json.dumps(summary, indent=1) + "\n"), ("summary.md", full)):
         with atomic_path(str(res / name)) as tmp:

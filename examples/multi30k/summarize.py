@@ -88,7 +88,7 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
     bleu, chrf = BLEU(), CHRF()
     for (system, seed, split), h in hyps.items():
         runs[system][seed]["scores"][split] = {"BLEU": round(bleu.corpus_score(h, [refs[split]]).score, 2),
-                                                "chrF2": round(chrf.corpus_score(h, [refs[split]]).score, 2)}
+                                               "chrF2": round(chrf.corpus_score(h, [refs[split]]).score, 2)}
     signatures = ({"BLEU": str(bleu.get_signature()), "chrF2": str(chrf.get_signature())} if hyps
                   else {"BLEU": None, "chrF2": None})
     # paired bootstrap against vanilla (and, for a control, SG-Net) of the same seed, per test set
@@ -156,7 +156,7 @@ def markdown(summary: dict) -> str:
     out += ["", "Over seeds, against vanilla and (for the controls) against SG-Net: the difference of the means, p: "
             "Welch's t-test over seeds:", "",
             "| system | " + " | ".join(f"{n} {m} vs {r}" for m in ("BLEU", "chrF2") for r in (BASELINE, SGNET)
-                                      for n in names) + " |", "|---|" + "---|" * (4 * len(names))]
+                                       for n in names) + " |", "|---|" + "---|" * (4 * len(names))]
     for s in systems:
         if s != BASELINE:
             row = summary["table"][s]

@@ -121,7 +121,7 @@ def read_record(path) -> dict:
         value = r[key]
         if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             want = " or ".join("null" if t is type(None) else {"str": "a string", "int": "an integer",
-                                                              "dict": "an object", "bool": "true or false"}[t.__name__]
+                                                               "dict": "an object", "bool": "true or false"}[t.__name__]
                                for t in types)
             raise ValueError(f"{path.name}: {key} is {json.dumps(value)[:40]}, expected {want}")
     if r["seed"] < 1 or r["scored"] < 1:

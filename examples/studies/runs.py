@@ -104,7 +104,7 @@ def console_env(threads: int | None = None) -> dict:
     venv = os.path.join(ROOT, ".venv", "bin")
     path = (venv + os.pathsep if os.path.isdir(venv) else "") + env.get("PATH", "")
     if not all(shutil.which(c, path=path) for c in ("python", "fairseq-train", "fairseq-generate",
-                                                     "fairseq-syntax-user-dir")):
+                                                    "fairseq-syntax-user-dir")):
         wrappers = os.path.join(ROOT, "work", "console-scripts")
         subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "console_scripts.py"), wrappers], check=True)
         path = wrappers + os.pathsep + path

@@ -20,6 +20,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
+
 def masked_backends(device: torch.device) -> Optional[list]:
     """The SDPA backends a masked call may use on ``device``; None: torch's own choice."""
     if device.type != "cuda":

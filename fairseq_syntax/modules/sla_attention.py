@@ -197,4 +197,3 @@ def pair_segments(tokens: torch.Tensor, eos: int, pad: Optional[int] = None) -> 
     if pad is not None:
         seg = seg.masked_fill(tokens.eq(pad), -1)
     return seg
-

@@ -62,7 +62,7 @@ def write_preprocessing(dest_dir: str, parse_records: Sequence[tuple[str, dict]]
                                       "sacremoses": installed_version("sacremoses")},
            "subword_style": subword_style, "parser": first["parser"],
            "parses": {os.path.basename(name): {"input": r.get("input"), "input_sha1": r.get("input_sha1"),
-                                              "lines": r.get("lines")} for name, r in parse_records}}
+                                               "lines": r.get("lines")} for name, r in parse_records}}
     if bpe_codes:
         rec["bpe"] = {"name": "subword_nmt", "codes": "bpecodes", "subword_nmt": installed_version("subword-nmt")}
         _copy(bpe_codes, os.path.join(dest_dir, "bpecodes"))

@@ -76,8 +76,8 @@ def read_record(output: str) -> "dict | None":
 def write_record(output: str, input_path: str, input_sha1: str, lines: int, parser: dict) -> None:
     """The record vouches for the parse's own bytes too (``output_sha1``): an edited head is not believed."""
     write_text(record_path(output), json.dumps({"input": os.path.basename(input_path), "input_sha1": input_sha1,
-                                                   "lines": lines, "parser": parser, "output_sha1": sha1_file(output)},
-                                                  indent=1, sort_keys=True) + "\n")
+                                                "lines": lines, "parser": parser, "output_sha1": sha1_file(output)},
+                                               indent=1, sort_keys=True) + "\n")
 
 
 def stale_reason(record: "dict | None", input_path: str, input_sha1: str, parser: dict,

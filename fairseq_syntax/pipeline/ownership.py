@@ -101,5 +101,3 @@ def remove_own_folder(folder: str, ours) -> None:
     for name in os.listdir(folder):
         os.remove(os.path.join(folder, name))
     os.rmdir(folder)
-
-

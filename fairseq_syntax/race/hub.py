@@ -55,7 +55,7 @@ class RaceReader(RawTextHub):
                 raise TypeError(f"option {ANSWERS[k] if k < 4 else k}: expected a str, got {type(option).__name__}")
         words = basic_words(article)
         ctx_ids, ctx_codes = join_sentences(self._encode(article, split_sentences(words, MAX_SENTENCE_WORDS),
-                                                          "the article"))
+                                                         "the article"))
         eos = self.task.source_dictionary.eos()
         choices = []
         for k, option in enumerate(options):

@@ -10,7 +10,7 @@ from fairseq.criterions import FairseqCriterion, register_criterion
 from fairseq.dataclass import FairseqDataclass
 
 from .losses import (attention_supervision_nll, pointer_log_probs, pointer_sum_nll, pointer_sum_predict,
-                               supervision_targets)
+                     supervision_targets)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from ..pipeline.atomic import atomic_path
 from ..pipeline.records import read_own_json
 from ..cli.guards import check_outputs
 from .instances import (Rejected, check_training_instance, cut_passages, make_instance, read_passages,
-                         read_stopwords, split_sentences)
+                        read_stopwords, split_sentences)
 from .supervision import SIGNALS
 
 

@@ -21,7 +21,7 @@ from fairseq.models import BaseFairseqModel, register_model, register_model_arch
 
 from ..arg_types import non_negative_int, positive_int
 from .layers import (BiAttention, BiGRU, CharCNN, ExponentialMovingAverage, Highway, SelfAttentionEncoder,
-                             spell)
+                     spell)
 
 SUP_WHERE = ("early", "late")
 
@@ -56,7 +56,7 @@ class BidafSAModel(BaseFairseqModel):
         parser.add_argument("--char-width", type=int, help="char-CNN width (5)")
         parser.add_argument("--hidden", type=positive_int, help="GRU hidden size per direction (100); model dim is 2x")
         parser.add_argument("--sa-early-layers", type=non_negative_int, help="self-attention layers replacing the contextual "
-                                                               "GRU (0: GRU)")
+                            "GRU (0: GRU)")
         parser.add_argument("--sa-late-layers", type=non_negative_int, help="self-attention layers after bi-attention")
         parser.add_argument("--sa-heads", type=positive_int, help="heads per self-attention layer (4)")
         parser.add_argument("--sa-ffn", type=positive_int, help="self-attention feed-forward size")
@@ -65,7 +65,7 @@ class BidafSAModel(BaseFairseqModel):
         parser.add_argument("--sup-head", type=non_negative_int, help="supervised head, 0-based")
         parser.add_argument("--dropout", type=float, help="dropout (0.1)")
         parser.add_argument("--average-decay", type=float, help="exponential moving average of the weights (0.9999); "
-                                                            "0 disables it")
+                            "0 disables it")
         parser.add_argument("--min-word-count", type=int, help="words seen fewer times in training share the "
                                                                "unknown word's vector (their spelling still counts)")
 
