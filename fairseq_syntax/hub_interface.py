@@ -59,8 +59,9 @@ def _check_paths(model_dir: str, checkpoint_file: str, data: str):
     # as fairseq's hub_utils: a data path starting with '.' is relative to the checkpoint folder
     data_dir = os.path.abspath(os.path.join(model_dir, data)) if data.startswith(".") else data
     if not os.path.isdir(data_dir):
-        raise FileNotFoundError(f"{data}: no such data folder{' (relative to ' + model_dir + ')' if data.startswith('.') else ''}; "
-                                "pass data_name_or_path=the binarized data folder (bin/) of the training")
+        where = f" (relative to {model_dir})" if data.startswith(".") else ""
+        raise FileNotFoundError(f"{data}: no such data folder{where}; pass data_name_or_path=the binarized data "
+                                "folder (bin/) of the training")
     return model_dir, checkpoint_file, data_dir
 
 

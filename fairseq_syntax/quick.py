@@ -1,13 +1,13 @@
 """``FAIRSEQ_SYNTAX_QUICK=1``: try the README's commands end to end in minutes, exactly as written.
 
-The data-prep recipes then prepare slices (``fairseq_syntax/pipeline/options.py: quick_slice``), and ``fairseq-train`` with the
-plugin stops after 2 updates of at most 2 examples on the CPU: the plugin is imported (``--user-dir``) before
-fairseq parses the command line, so it appends ``--max-update 2 --cpu --batch-size 2`` there, and says so.
-``fairseq-generate`` stops each hypothesis at 10 tokens (``--max-len-a 0 --max-len-b 10``): a model of 2 updates ends
-no sentence, and would decode fairseq's 200 tokens a sentence at every beam.
-(RACE's batch of 16 questions at 384 positions alone takes 11 GB on the CPU; a quick try should fit a laptop.)
-The stage records of data-prep hold the slice sizes, so a later run without the variable prepares the full data
-again rather than reusing a slice.
+The data-prep recipes then prepare slices (``fairseq_syntax/pipeline/options.py: quick_slice``), and
+``fairseq-train`` with the plugin stops after 2 updates of at most 2 examples on the CPU: the plugin is imported
+(``--user-dir``) before fairseq parses the command line, so it appends ``--max-update 2 --cpu --batch-size 2``
+there, and says so. ``fairseq-generate`` stops each hypothesis at 10 tokens (``--max-len-a 0 --max-len-b 10``): a
+model of 2 updates ends no sentence, and would decode fairseq's 200 tokens a sentence at every beam. (RACE's batch
+of 16 questions at 384 positions alone takes 11 GB on the CPU; a quick try should fit a laptop.) The stage records
+of data-prep hold the slice sizes, so a later run without the variable prepares the full data again rather than
+reusing a slice.
 """
 from __future__ import annotations
 

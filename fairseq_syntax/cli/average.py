@@ -43,7 +43,8 @@ def load(path: str) -> dict:
     except FileNotFoundError:
         raise ValueError(f"{path}: no such checkpoint") from None
     except Exception as e:  # the weights-only unpickler names what it refused
-        raise ValueError(f"{path}: not loadable weights-only as a fairseq checkpoint ({str(e).splitlines()[0]})") from None
+        first = str(e).splitlines()[0]
+        raise ValueError(f"{path}: not loadable weights-only as a fairseq checkpoint ({first})") from None
     if not isinstance(state, dict):
         raise ValueError(f"{path}: not a fairseq checkpoint (a {type(state).__name__}, not a dict)")
     checkpoint_safety.check_config(state, path)  # the average carries this config on: it must be safe to build

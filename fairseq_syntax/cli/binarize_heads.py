@@ -25,7 +25,8 @@ def main(argv=None) -> int:
     p.add_argument("-t", "--target-lang", type=language_name)
     p.add_argument("--text-prefixes", nargs="+", metavar="P",
                    help="instead of --destdir/--split/-s/-t: the binarized text of each --heads file (P.bin)")
-    p.add_argument("--suffix", default="heads", type=suffix_name, help="write {prefix}.<suffix>.bin/.idx (default: heads)")
+    p.add_argument("--suffix", default="heads", type=suffix_name,
+                   help="write {prefix}.<suffix>.bin/.idx (default: heads)")
     p.add_argument("--random-trees", type=int, metavar="SEED",
                    help="control: replace every tree by a random tree over the same words (seeded); "
                         "write it under another --suffix, e.g. randheads")

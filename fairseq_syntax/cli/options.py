@@ -110,7 +110,8 @@ def option_rows(name: str) -> list[tuple[str, str, str]]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="fairseq-syntax-options", description=__doc__.split("\n\n")[0],
-                                epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                epilog=__doc__.split("\n\n", 1)[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", nargs="?", help="an architecture (transformer_sgnet_small, roberta_sgnet_small, "
                                            "bidaf_sa_early, ...) or a task (syntax_sentence_ranking, ...)")
     p.add_argument("--list", action="store_true", help="the plugin's architectures and tasks")

@@ -34,10 +34,10 @@ def main(argv=None) -> int:
                         "(the encoders' corpora)")
     args = p.parse_args(argv)
     try:
+        tokenizer = {"name": "bert_basic", "cased_for_parser": True} if args.tokenizer == "bert_basic" else None
         rec = write_preprocessing(args.destdir, [(c, read_record(c)) for c in args.parses], args.source_lang,
                                   args.target_lang, args.bpe_codes, args.bpe_vocab, args.bpe_vocab_threshold,
-                                  args.subword_style,
-                                  {"name": "bert_basic", "cased_for_parser": True} if args.tokenizer == "bert_basic" else None)
+                                  args.subword_style, tokenizer)
     except (ValueError, OSError) as e:
         print(f"fairseq-syntax-provenance: error: {e}", file=sys.stderr)
         return 1

@@ -46,7 +46,8 @@ def predict(checkpoint: str, data: str, split: str, batch_size: int = 64, cpu: b
 
 
 def main(argv=None) -> int:
-    p = eval_arguments(TOOL, __doc__, "the bin/ folder of data-prep/glue.sh", "valid", "valid (GLUE dev), test, train", 64)
+    p = eval_arguments(TOOL, __doc__, "the bin/ folder of data-prep/glue.sh", "valid", "valid (GLUE dev), test, train",
+                       64)
     a = p.parse_args(argv)
     try:
         # a regression target (STS-B) keeps its scores as text, label/{split}.label, as fairseq's GLUE recipe

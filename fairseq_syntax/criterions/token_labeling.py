@@ -54,7 +54,8 @@ class TokenLabelingCriterion(FairseqCriterion):
         metrics.log_scalar("accuracy", 100.0 * total("ncorrect") / max(n, 1), n, round=2)
         for k in ("span_tp", "span_pred", "span_gold"):
             metrics.log_scalar_sum(k, total(k))
-        metrics.log_derived("f1", lambda m: round(200.0 * m["span_tp"].sum / max(m["span_pred"].sum + m["span_gold"].sum, 1), 2))
+        metrics.log_derived("f1", lambda m: round(
+            200.0 * m["span_tp"].sum / max(m["span_pred"].sum + m["span_gold"].sum, 1), 2))
 
     @staticmethod
     def logging_outputs_can_be_summed() -> bool:

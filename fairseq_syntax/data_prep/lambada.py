@@ -130,7 +130,8 @@ def fetch(out: str) -> None:
     os.makedirs(f"{d}/lambada", exist_ok=True)
     log("download LAMBADA (Zenodo record 2630551) and Chu et al.'s RC training set")
     for url, name in (("https://zenodo.org/record/2630551/files/lambada-dataset.tar.gz", "lambada-dataset.tar.gz"),
-                      ("http://ttic.uchicago.edu/~kgimpel/data/lambada-train-valid.tar.gz", "lambada-train-valid.tar.gz")):
+                      ("http://ttic.uchicago.edu/~kgimpel/data/lambada-train-valid.tar.gz",
+                       "lambada-train-valid.tar.gz")):
         if not download(url, f"{d}/{name}"):
             raise Stop(f"download failed: {url} (give --lambada-dir)")
         with tarfile.open(f"{d}/{name}") as tar:

@@ -111,12 +111,13 @@ def main(argv):
         prefixes = train_prefixes
         if not prefixes:
             tgz, url, corpus = NC[o["nc"]]
-            prefixes = [
-                os.path.dirname(locate("training/europarl-v7.de-en.en", "training-parallel-europarl-v7.tgz",
-                                       "http://statmt.org/wmt13/training-parallel-europarl-v7.tgz")) + "/europarl-v7.de-en",
-                os.path.dirname(locate("commoncrawl.de-en.en", "training-parallel-commoncrawl.tgz",
-                                       "http://statmt.org/wmt13/training-parallel-commoncrawl.tgz")) + "/commoncrawl.de-en",
-                os.path.dirname(locate(f"{corpus}.en", tgz, url)) + "/" + os.path.basename(corpus)]
+            europarl = locate("training/europarl-v7.de-en.en", "training-parallel-europarl-v7.tgz",
+                              "http://statmt.org/wmt13/training-parallel-europarl-v7.tgz")
+            commoncrawl = locate("commoncrawl.de-en.en", "training-parallel-commoncrawl.tgz",
+                                 "http://statmt.org/wmt13/training-parallel-commoncrawl.tgz")
+            prefixes = [os.path.dirname(europarl) + "/europarl-v7.de-en",
+                        os.path.dirname(commoncrawl) + "/commoncrawl.de-en",
+                        os.path.dirname(locate(f"{corpus}.en", tgz, url)) + "/" + os.path.basename(corpus)]
         for lang in (SRC, TGT):
             with atomic_path(f"{out}/raw/train.{lang}") as tmp, open(tmp, "wb") as fh:
                 for p in prefixes:
@@ -126,8 +127,9 @@ def main(argv):
                         if max_lines and n >= max_lines:
                             break
         same_lines(f"{out}/raw/train.{SRC}", f"{out}/raw/train.{TGT}")
-        dev = dev_prefix or os.path.dirname(locate("dev/newstest2013.en", "dev.tgz",
-                                                   "http://data.statmt.org/wmt17/translation-task/dev.tgz")) + "/newstest2013"
+        dev = dev_prefix or (os.path.dirname(locate("dev/newstest2013.en", "dev.tgz",
+                                                    "http://data.statmt.org/wmt17/translation-task/dev.tgz"))
+                             + "/newstest2013")
         for lang in (SRC, TGT):
             copy_text(text_of(dev, lang, "dev set"), f"{out}/raw/valid.{lang}")
         same_lines(f"{out}/raw/valid.{SRC}", f"{out}/raw/valid.{TGT}")
@@ -181,4 +183,5 @@ def main(argv):
         r.stage("binarize", t.binarize)
     except Finished:
         return
-    log(f"ready: {out}/bin ({count_lines(f'{out}/bpe/train.{SRC}')} training pairs; heads in *.{SRC}.heads.{{bin,idx}})")
+    pairs = count_lines(f"{out}/bpe/train.{SRC}")
+    log(f"ready: {out}/bin ({pairs} training pairs; heads in *.{SRC}.heads.{{bin,idx}})")

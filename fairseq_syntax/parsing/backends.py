@@ -136,7 +136,8 @@ def parser_provenance(backend: str, model: str | None = None, lang: str = "en", 
         return {"backend": "spacy", "model": model, "model_version": installed_version(model),
                 "library_version": installed_version("spacy")}
     if backend == "stanza":
-        return {"backend": "stanza", "model": lang, "model_version": None, "library_version": installed_version("stanza")}
+        return {"backend": "stanza", "model": lang, "model_version": None,
+                "library_version": installed_version("stanza")}
     raise ValueError(f"unknown parser backend {backend!r}; expected one of {BACKENDS}")
 
 

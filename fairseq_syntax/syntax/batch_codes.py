@@ -29,7 +29,8 @@ def check_code_range(flat: np.ndarray, lengths: np.ndarray, names) -> None:
     if len(bad):
         k = int(row[bad[0]])
         raise ValueError(f"{names(k)}: head code {int(flat[bad[0]])} outside 1..{int(lengths[k])} (or 0): the side "
-                         "file is corrupt or does not belong to this text; write it again with fairseq-syntax-binarize-heads")
+                         "file is corrupt or does not belong to this text; write it again with "
+                         "fairseq-syntax-binarize-heads")
 
 
 def place_codes(out: np.ndarray, flat: np.ndarray, lengths: np.ndarray, body: np.ndarray,

@@ -1,10 +1,11 @@
 """syntax_sentence_ranking: fairseq's ``sentence_ranking`` (multiple choice, RACE) with subword heads for every choice.
 
 Data (``data-prep/race.sh``): fairseq's RACE layout, ``input0/{split}`` (the context) and ``input1``…``inputN/``
-(question with option), each with ``{split}.heads.bin/.idx`` beside it, and ``label/{split}.label``. Each choice
-is ``<s> context </s> [sep] question option </s>`` (SG-Net's order: the passage first; fairseq's own task puts the
-option first). ``--max-option-length`` and ``--shorten-method truncate`` cut the context's tail first (to ``--max-input-length``,
-default ``--max-positions``), the heads in step (:mod:`fairseq_syntax.data.ranking_inputs`). Train with ``--criterion sentence_ranking``.
+(question with option), each with ``{split}.heads.bin/.idx`` beside it, and ``label/{split}.label``. Each choice is
+``<s> context </s> [sep] question option </s>`` (SG-Net's order: the passage first; fairseq's own task puts the
+option first). ``--max-option-length`` and ``--shorten-method truncate`` cut the context's tail first (to
+``--max-input-length``, default ``--max-positions``), the heads in step (:mod:`fairseq_syntax.data.ranking_inputs`).
+Train with ``--criterion sentence_ranking``.
 """
 import logging
 import os
@@ -85,7 +86,8 @@ class SyntaxSentenceRankingTask(RecordsDictionaries, SentenceRankingTask):
                 context, context_heads, option, option_heads, self.source_dictionary.pad(),
                 self.source_dictionary.eos(), self.args.init_token, self.args.separator_token,
                 limit if shorten else None, self.args.max_option_length,
-                names=(os.path.join(self.args.data, "input0", split), os.path.join(self.args.data, f"input{k}", split))))
+                names=(os.path.join(self.args.data, "input0", split),
+                       os.path.join(self.args.data, f"input{k}", split))))
         dataset = {"id": IdDataset(), "nsentences": NumSamplesDataset(), "ntokens": SizeSumDataset(choices[0].sizes)}
         for k, choice in enumerate(choices, 1):
             dataset[f"net_input{k}"] = choice

@@ -86,8 +86,8 @@ class SyntaxTokenLabelingTask(RecordsDictionaries, FairseqTask):
             lead = 1
         too_long = np.nonzero(tokens.sizes > self.cfg.max_positions)[0]
         if len(too_long):
-            raise ValueError(f"{prefix}: sentence {too_long[0] + 1} has {tokens.sizes[too_long[0]]} subwords, more than "
-                             f"--max-positions {self.cfg.max_positions} (labels cannot be truncated)")
+            raise ValueError(f"{prefix}: sentence {too_long[0] + 1} has {tokens.sizes[too_long[0]]} subwords, more "
+                             f"than --max-positions {self.cfg.max_positions} (labels cannot be truncated)")
         codes = AssembledCodesDataset(heads, None, lead, name=heads_prefix)
         targets = WordStartLabelsDataset(codes, labels, self.label_dictionary.eos(), self.label_dictionary.nspecial,
                                          name=label_prefix)
