@@ -91,8 +91,10 @@ def test_every_fairseq_command_parses_with_the_plugin():
 def console_help(name, argv):
     """What ``name --help`` prints, the entry point called in this process (a subcommand's own help where the
     command names one)."""
-    (ep,) = [e for e in entry_points(group="console_scripts") if e.name == name]
+    scripts = {e.name: e for e in entry_points(group="console_scripts")}
+    assert name in scripts, f"{name}: no such console script"
     out = io.StringIO()
+    ep = scripts[name]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit):
         ep.load()([*subcommand(argv[1:]), "--help"])
     return out.getvalue()
