@@ -38,7 +38,8 @@ def in_process(main, args, cwd=None, program=None):
     """A console script's entry point called in this process, what it prints and logs captured: for a test of
     what a tool computes, where a process of its own would only spend 3-5 s importing torch and fairseq again.
     run() starts a process where that is what a test checks (an exit code, a one-line error, a clean stderr).
-    ``main`` takes argv, or, given ``program``, reads sys.argv (fairseq's own cli_main)."""
+    ``main`` takes argv, or, given ``program``, reads sys.argv (fairseq's own cli_main); a SystemExit is its exit
+    code, as a process's would be (``--help`` exits 0)."""
     import contextlib
     import io
     import logging
@@ -61,6 +62,8 @@ def in_process(main, args, cwd=None, program=None):
                 code = main()
             else:
                 code = main(args)
+    except SystemExit as e:
+        code = e.code
     finally:
         sys.argv = argv
         os.chdir(here)

@@ -12,11 +12,9 @@ import subprocess
 import sys
 from importlib.metadata import entry_points
 
-import pytest
-
 from fairseq_syntax import USER_DIR
 
-from .conftest import ROOT
+from .conftest import ROOT, in_process
 
 DOCS = sorted(p for pattern in ("*.md", "docs/*.md", "examples/*/*.md", "benchmarks/*.md", "tests/*.md")
               for p in ROOT.glob(pattern))
@@ -88,21 +86,17 @@ def test_every_fairseq_command_parses_with_the_plugin():
     assert checked >= 10 and not wrong, "\n".join(wrong)
 
 
+def subcommand(args):
+    """The subcommand a command line names first (``gpu_matrix.py prepare``), whose own --help lists its options."""
+    return [a for a in args[:1] if re.fullmatch(r"[a-z][a-z-]*", a)]
+
+
 def console_help(name, argv):
     """What ``name --help`` prints, the entry point called in this process (a subcommand's own help where the
     command names one)."""
     scripts = {e.name: e for e in entry_points(group="console_scripts")}
     assert name in scripts, f"{name}: no such console script"
-    out = io.StringIO()
-    ep = scripts[name]
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit):
-        ep.load()([*subcommand(argv[1:]), "--help"])
-    return out.getvalue()
-
-
-def subcommand(args):
-    """The subcommand a command line names first (``gpu_matrix.py prepare``), whose own --help lists its options."""
-    return [a for a in args[:1] if re.fullmatch(r"[a-z][a-z-]*", a)]
+    return in_process(scripts[name].load(), [*subcommand(argv[1:]), "--help"]).stdout
 
 
 def script_help(argv):
@@ -111,16 +105,14 @@ def script_help(argv):
     if argv[0] == "bash":
         return subprocess.run(["bash", argv[1], *subcommand(argv[2:]), "--help"], cwd=ROOT, capture_output=True,
                               text=True).stdout
-    out, saved = io.StringIO(), (sys.argv, sys.path[:], dict(os.environ))
-    sys.argv = [argv[1], *subcommand(argv[2:]), "--help"]
+    saved = sys.path[:], dict(os.environ)
     try:  # (a script may set up its environment before it reads its options: it is put back)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit):
-            runpy.run_path(str(ROOT / argv[1]), run_name="__main__")
+        return in_process(lambda: runpy.run_path(str(ROOT / argv[1]), run_name="__main__"),
+                          [*subcommand(argv[2:]), "--help"], program=argv[1]).stdout
     finally:
-        sys.argv, sys.path[:] = saved[0], saved[1]
+        sys.path[:] = saved[0]
         os.environ.clear()
-        os.environ.update(saved[2])
-    return out.getvalue()
+        os.environ.update(saved[1])
 
 
 def test_every_entry_point_lists_the_options_the_docs_give_it():
