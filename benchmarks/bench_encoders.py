@@ -190,7 +190,8 @@ def main():
         "systems": {n: " ".join([arch, *extra]) + (" (every row: no read_rows)" if "every_row" in n else "")
                     for n, (arch, extra) in systems.items()},
         "max_positions": args.max_positions, "size": args.size,
-        "weights": "lifted MiniLM-L6" if state is not None else "random (seed 1)", "rounds": args.rounds, "steps_per_round": args.steps, "batch_size": args.batch_size,
+        "weights": "lifted MiniLM-L6" if state is not None else "random (seed 1)", "rounds": args.rounds,
+        "steps_per_round": args.steps, "batch_size": args.batch_size,
         "train_tok_per_s": {n: {"median": statistics.median(v), "runs": v} for n, v in speed.items()},
         "ratio_to_baseline_paired_median": {n: statistics.median(a / b for a, b in zip(speed[n], speed[base]))
                                             for n in archs[1:]},

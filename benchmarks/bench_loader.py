@@ -162,8 +162,10 @@ def main(argv=None) -> int:
 
     fairseq_syntax.register()
     torch.set_num_threads(1)
-    builders = {"translation": (args.multi30k, translation_pair), "sentence_prediction": (args.cola, sentence_prediction_pair),
-                "token_labeling": (args.conll, token_labeling_pair), "sentence_ranking": (args.race, lambda d: ranking_pair(d, args.race_split))}
+    builders = {"translation": (args.multi30k, translation_pair),
+                "sentence_prediction": (args.cola, sentence_prediction_pair),
+                "token_labeling": (args.conll, token_labeling_pair),
+                "sentence_ranking": (args.race, lambda d: ranking_pair(d, args.race_split))}
     for signals in args.signals or ["CorefAll", "DepParse CorefAll CorefPrev CorefNext Narrative"]:
         builders[f"lambada_reader [{signals}]"] = (args.lambada, lambda d, s=signals: reader_pair(d, s))
     pairs, skipped = {}, []
@@ -174,7 +176,8 @@ def main(argv=None) -> int:
             skipped.append(name)
     rates = {name: {"vanilla": [], "syntax": []} for name in pairs}
     counts = {}
-    iterators = {name: {side: batch_iterator(*pair[side], args.max_tokens) for side in pair} for name, pair in pairs.items()}
+    iterators = {name: {side: batch_iterator(*pair[side], args.max_tokens) for side in pair}
+                 for name, pair in pairs.items()}
     for name, its in iterators.items():  # warm-up: batches built, mmaps paged in, on both sides
         for itr in its.values():
             epochs_rate(itr, 0.0)
@@ -203,7 +206,8 @@ def main(argv=None) -> int:
     for name, r in rates.items():
         per_round = [s / v for s, v in zip(r["syntax"], r["vanilla"])]
         result["tasks"][name] = {
-            "vanilla_sent_per_s": [round(x) for x in r["vanilla"]], "syntax_sent_per_s": [round(x) for x in r["syntax"]],
+            "vanilla_sent_per_s": [round(x) for x in r["vanilla"]],
+            "syntax_sent_per_s": [round(x) for x in r["syntax"]],
             "ratio_per_round": [round(x, 3) for x in per_round],
             "ratio_of_medians": round(statistics.median(r["syntax"]) / statistics.median(r["vanilla"]), 3),
             "goal": 1.0 if name in ("translation", "sentence_ranking") else 0.95, **counts[name]}

@@ -177,7 +177,8 @@ def main():
             a / b for a, b in zip(train["transformer_sgnet"], train["transformer"])),
         "gen_sent_per_s_beam5": {n: {"median": med["gen"][n], "runs": gen[n]} for n in names},
         "gen_ratio": med["gen"]["transformer_sgnet"] / med["gen"]["transformer"],
-        "gen_ratio_paired_median": statistics.median(a / b for a, b in zip(gen["transformer_sgnet"], gen["transformer"])),
+        "gen_ratio_paired_median": statistics.median(a / b
+                                                     for a, b in zip(gen["transformer_sgnet"], gen["transformer"])),
         "mask_ms_per_batch": 1000 * mask_s, "sgnet_step_ms": 1000 * step_s, "mask_share_of_step": mask_share,
         "peak_rss_mb": mem, "memory_ratio": mem["transformer_sgnet"] / mem["transformer"],
     }

@@ -1,5 +1,6 @@
-"""Start-up time of the console scripts that need no model, beside ``python -c pass``. A user writes ``--user-dir "$(fairseq-syntax-user-dir)"`` in every command, so it and
-every ``--help`` and argument error should answer at once, without importing torch or fairseq.
+"""Start-up time of the console scripts that need no model, beside ``python -c pass``. A user writes
+``--user-dir "$(fairseq-syntax-user-dir)"`` in every command, so it and every ``--help`` and argument error should
+answer at once, without importing torch or fairseq.
 
     .venv/bin/python benchmarks/bench_startup.py [--repeats 5]
 

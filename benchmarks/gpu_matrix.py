@@ -298,8 +298,8 @@ def markdown(result: dict) -> str:
              "| family | size | precision | batch | vanilla tok/s | ratios (goal) |", "|---|---|---|---|---|---|"]
     for c in result["cells"]:
         if "skipped" in c:
-            lines.append(f"| {c['family']} | {c.get('size', '–')} | {c.get('precision', '–')} | {c.get('batch', '–')} | "
-                         f"skipped: {c['skipped']} | |")
+            lines.append(f"| {c['family']} | {c.get('size', '–')} | {c.get('precision', '–')} | "
+                         f"{c.get('batch', '–')} | skipped: {c['skipped']} | |")
             continue
         base = next(iter(c["tok_per_s_median"]))
         ratios = ", ".join(f"{n} {r:.3f}" + (f" ({c['goal'][n]})" if n in c["goal"] else "") +

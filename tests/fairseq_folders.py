@@ -53,7 +53,8 @@ def save_random_roberta(out_dir, sizes=(), seed: int = 0) -> dict:
 
     parser = options.get_training_parser()
     args = options.parse_args_and_arch(parser, [str(out_dir), "--task", "masked_lm", "--arch", "roberta_base",
-                                                "--criterion", "masked_lm", "--tokens-per-sample", "512", "--cpu", *sizes])
+                                                "--criterion", "masked_lm", "--tokens-per-sample", "512", "--cpu",
+                                                *sizes])
     torch.manual_seed(seed)
     task = tasks.setup_task(args)
     model = task.build_model(args)

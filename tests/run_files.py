@@ -43,9 +43,9 @@ def write_run_record(path, study, name, scored=9, split="test", recipe=None, dat
 
 
 def write_converged_run(res, name, best, acc, correct=None):
-    """A LAMBADA run's results as examples/lambada/reproduce.sh leaves them: a log validated every 500 updates whose best is
-    at ``best``, then 5 validations below it (the rule stops it); its eval.json; and with ``correct``, its per-instance
-    predictions for the McNemar tests."""
+    """A LAMBADA run's results as examples/lambada/reproduce.sh leaves them: a log validated every 500 updates whose
+    best is at ``best``, then 5 validations below it (the rule stops it); its eval.json; and with ``correct``, its
+    per-instance predictions for the McNemar tests."""
     ROWS = study_script("examples/lambada/summarize.py").ROWS
 
     curve = [(u, (u if u <= best else best - u) / 100) for u in range(500, best + 3000, 500)]

@@ -145,7 +145,8 @@ def test_a_missing_side_file_names_the_script_of_its_corpus(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"train.randheads.bin/.idx: missing syntax side file; the random-tree "
                                                 r"control: prepare it with data-prep/conll2003.sh --random-trees SEED"):
         load_heads(str(tmp_path / "train.randheads"), "data-prep/conll2003.sh")
-    with pytest.raises(FileNotFoundError, match=r"write it with data-prep/glue.sh \(or fairseq-syntax-binarize-heads\)"):
+    with pytest.raises(FileNotFoundError,
+                       match=r"write it with data-prep/glue.sh \(or fairseq-syntax-binarize-heads\)"):
         load_heads(str(tmp_path / "train.heads"), "data-prep/glue.sh")
 
 

@@ -181,7 +181,8 @@ def test_sgnet_and_sla_add_the_segment_offset_only_to_a_pairs_second_text(conver
     with torch.no_grad():
         p1, _ = model(toks, features_only=True, src_heads=heads)
         s1, _ = model(single, features_only=True, src_heads=single_heads)
-        model.encoder.segment_offset.add_(torch.randn_like(model.encoder.segment_offset))  # (a constant LayerNorm removes)
+        # a constant LayerNorm removes
+        model.encoder.segment_offset.add_(torch.randn_like(model.encoder.segment_offset))
         p2, _ = model(toks, features_only=True, src_heads=heads)
         s2, _ = model(single, features_only=True, src_heads=single_heads)
     assert torch.equal(s1, s2)

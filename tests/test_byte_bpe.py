@@ -42,7 +42,8 @@ def test_several_spaces_tabs_and_leading_white_space():
 
 def test_punctuation_glued_to_words_and_numbers():
     # "Hello, world!" parsed Hello , world !   GPT-2: "Hello" "," " world" "!"
-    assert piece_words("Hello, world!", ["Hello", ",", "world", "!"], pieces("Hello", ",", " world", "!")) == [0, 1, 2, 3]
+    assert piece_words("Hello, world!", ["Hello", ",", "world", "!"],
+                       pieces("Hello", ",", " world", "!")) == [0, 1, 2, 3]
     # "in 2023": GPT-2 cuts the number into " 20" "23", one word
     assert piece_words("in 2023", ["in", "2023"], pieces("in", " 20", "23")) == [0, 1, 1]
     # a piece holding punctuation and the next word's start ("(" glued): ".(" over words "." "(" "x"

@@ -1,5 +1,5 @@
-"""Console scripts that need no model answer without importing torch or fairseq. The process boundary is the point here: what a fresh interpreter imports. Times are measured by
-benchmarks/bench_startup.py, not here."""
+"""Console scripts that need no model answer without importing torch or fairseq. The process boundary is the point
+here: what a fresh interpreter imports. Times are measured by benchmarks/bench_startup.py, not here."""
 import importlib.metadata
 import os
 

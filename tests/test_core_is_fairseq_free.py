@@ -7,13 +7,17 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "fairseq_syntax"
 CORE = ["syntax", "parsing", "modules", "text_prep", "pretrained", "pipeline"]
 # the reader keeps its fairseq-free modules beside its glue (docs/lambada-reader.md, reader/__init__.py)
-READER_CORE = ["instances", "ptb", "annotate", "chains", "coref", "neuralcoref_worker", "supervision", "losses", "layers"]
+READER_CORE = ["instances", "ptb", "annotate", "chains", "coref", "neuralcoref_worker", "supervision", "losses",
+               "layers"]
 READER_GLUE = {"binarize", "dataset", "model", "task", "criterion", "lambada_prep", "lambada_eval"}
 
 
 def test_core_runs_with_fairseq_blocked():
     code = ("import sys; sys.modules['fairseq'] = None\n"
-            "import fairseq_syntax.syntax, fairseq_syntax.parsing, fairseq_syntax.pipeline.stages, fairseq_syntax.modules, fairseq_syntax.text_prep, fairseq_syntax.pretrained, fairseq_syntax.reader.annotate, fairseq_syntax.reader.coref, fairseq_syntax.reader.losses, fairseq_syntax.reader.layers, fairseq_syntax.mmap_index\n"
+            "import fairseq_syntax.syntax, fairseq_syntax.parsing, fairseq_syntax.pipeline.stages, "
+            "fairseq_syntax.modules, fairseq_syntax.text_prep, fairseq_syntax.pretrained, "
+            "fairseq_syntax.reader.annotate, fairseq_syntax.reader.coref, fairseq_syntax.reader.losses, "
+            "fairseq_syntax.reader.layers, fairseq_syntax.mmap_index\n"
             "from fairseq_syntax.syntax import ancestors_mask; print(ancestors_mask([2, 0]).sum().item())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr

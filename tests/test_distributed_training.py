@@ -23,7 +23,8 @@ cli_main()
 from fairseq.models import ARCH_MODEL_REGISTRY
 from fairseq.tasks import TASK_REGISTRY
 print(f"rank {os.environ['RANK']} of {os.environ['WORLD_SIZE']}: task registered "
-      f"{'syntax_guided_translation' in TASK_REGISTRY}, model {ARCH_MODEL_REGISTRY['transformer_sgnet_small'].__name__}",
+      f"{'syntax_guided_translation' in TASK_REGISTRY}, "
+      f"model {ARCH_MODEL_REGISTRY['transformer_sgnet_small'].__name__}",
       flush=True)
 """
 

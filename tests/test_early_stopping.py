@@ -100,8 +100,8 @@ def test_training_setup_reads_precision_and_device_of_every_start(tmp_path):
 
 
 def test_learned_alpha_read_from_a_checkpoint(tmp_path):
-    """examples/studies/learned_alpha.py: sigmoid of each alpha_logit, the α it started from (the checkpoint's config), the
-    update it was saved at; a clear error without one."""
+    """examples/studies/learned_alpha.py: sigmoid of each alpha_logit, the α it started from (the checkpoint's config),
+    the update it was saved at; a clear error without one."""
     ck = tmp_path / "checkpoint_best.pt"
     weights = {"encoder.syntax_guided.alpha_logit": torch.tensor(math.log(0.7 / 0.3)),
                "encoder.layers.0.fc1.weight": torch.zeros(2, 2)}

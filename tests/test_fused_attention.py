@@ -145,7 +145,8 @@ def test_the_readers_unsupervised_layer_without_weights_equals_it_with_them(fuse
         got, none = layer(xs[1], pad, allowed, need_weights=False)
         assert w is not None and none is None
         assert torch.allclose(ref, got, atol=1e-10)
-        g_ref, g_got = (torch.autograd.grad(o.sum(), [xi, *layer.parameters()]) for o, xi in ((ref, xs[0]), (got, xs[1])))
+        g_ref, g_got = (torch.autograd.grad(o.sum(), [xi, *layer.parameters()])
+                        for o, xi in ((ref, xs[0]), (got, xs[1])))
         assert_close_all(g_ref, g_got, atol=1e-9)
 
 

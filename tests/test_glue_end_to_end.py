@@ -11,7 +11,7 @@ import fairseq_syntax
 from fairseq_syntax.data.sentence_codes import AssembledCodesDataset
 from fairseq_syntax.syntax import check_subword_heads
 
-from .conftest import BIN, ROOT, SHARED_DATA, fairseq_train, in_process, once_per_run, run
+from .conftest import ROOT, SHARED_DATA, fairseq_train, in_process, once_per_run, run
 
 fairseq_syntax.register()
 
@@ -155,7 +155,8 @@ def test_batches_equal_fairseqs_own_pipeline(cola, tmp_path, pair, extra):
         got = ours.collater([ours[i] for i in ids])
         order = got["id"].tolist()  # SortDataset maps positions to rows: compare by the rows it returns
         want_tokens = RightPadDataset(toks, pad_idx=d.pad()).collater([toks[i] for i in order])
-        assert torch.equal(got["net_input"]["src_tokens"], want_tokens), (got["net_input"]["src_tokens"][:3], want_tokens[:3])
+        assert torch.equal(got["net_input"]["src_tokens"], want_tokens), \
+            (got["net_input"]["src_tokens"][:3], want_tokens[:3])
         numel = NumelDataset(toks, reduce=False)
         assert torch.equal(got["net_input"]["src_lengths"], numel.collater([numel[i] for i in order]))
         assert got["ntokens"] == sum(len(toks[i]) for i in order)

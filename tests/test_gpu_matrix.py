@@ -11,7 +11,8 @@ from .test_token_labeling import conll  # noqa: F401 (the fixture: a prepared Co
 @pytest.mark.slow
 def test_the_gpu_matrix_checks_then_times_every_tagging_system(conll, tmp_path):  # noqa: F811
     matrix = study_script("benchmarks/gpu_matrix.py")
-    matrix.main(["run", "--device", "cpu", "--families", "tagging", "--precisions", "fp32,bf16", "--cells", "1", "--rounds", "1",
+    matrix.main(["run", "--device", "cpu", "--families", "tagging", "--precisions", "fp32,bf16", "--cells", "1",
+                 "--rounds", "1",
                  "--steps", "1", "--warmup", "1", "--threads", "1", "--data", f"tagging={conll / 'data/bin'}",
                  "--out", str(tmp_path)])
     result = json.loads((tmp_path / "matrix.json").read_text())

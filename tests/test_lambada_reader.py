@@ -179,7 +179,8 @@ def test_chains_are_found_again_when_the_backend_or_the_chains_given_change(lamb
 
     coref = ["coref", "--dir", str(out / "raw"), "--split", "train", "--backend", "jsonl",
              "--chains", str(mine / "train.coref.jsonl")]
-    assert main(coref) == 0 and (out / "raw/train.coref.jsonl").read_bytes() == (mine / "train.coref.jsonl").read_bytes()
+    assert main(coref) == 0
+    assert (out / "raw/train.coref.jsonl").read_bytes() == (mine / "train.coref.jsonl").read_bytes()
     shutil.copyfile(lambada / "raw/train.coref.jsonl", mine / "train.coref.jsonl")  # the user mends the file
     assert main(coref) == 0
     assert (out / "raw/train.coref.jsonl").read_bytes() == (lambada / "raw/train.coref.jsonl").read_bytes()
@@ -269,8 +270,8 @@ def test_reproduce_script_converges_summarizes_and_writes_the_readme_table(lamba
 
 @pytest.mark.slow
 def test_reproduce_script_runs_where_nothing_is_installed(lambada, tmp_path):
-    """As on a machine with fairseq only on PYTHONPATH (fairseq on PYTHONPATH, no console scripts, no `python`): --converge trains with the
-    wrappers of examples/studies/runs.py, evaluates and summarizes."""
+    """As on a machine with fairseq only on PYTHONPATH (fairseq on PYTHONPATH, no console scripts, no `python`):
+    --converge trains with the wrappers of examples/studies/runs.py, evaluates and summarizes."""
     from .test_packaging import without_install
 
     root, env = without_install(tmp_path)
@@ -376,8 +377,9 @@ def _updates(log: str) -> dict:
 
 @pytest.mark.slow
 def test_a_run_resumed_mid_epoch_trains_the_same_batches_as_one_uninterrupted(train_reader, tmp_path):
-    """examples/lambada/reproduce.sh --converge resumes from a --valid-interval checkpoint, mostly mid-epoch: the resumed
-    process must take up the same batches the uninterrupted run trains, also in an epoch it did not start in."""
+    """examples/lambada/reproduce.sh --converge resumes from a --valid-interval checkpoint, mostly mid-epoch: the
+    resumed process must take up the same batches the uninterrupted run trains, also in an epoch it did not start
+    in."""
     def train(save, max_update, *extra):
         proc = train_reader(tmp_path, "bidaf_sa_early", "CorefAll", "--lr", "1e-3", "--batch-size", "16",
                             "--dropout", "0.1", "--max-update", str(max_update), "--save-dir", str(save),

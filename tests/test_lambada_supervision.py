@@ -19,7 +19,8 @@ from fairseq_syntax.reader.supervision import PassageAnnotation, build_signals, 
 # "john saw mary . he gave her a book ." + query "then she thanked", answer "him"
 PASSAGE = "john saw mary . he gave her a book . then she thanked him".split()
 HEADS = [1, -1, 1, 1, 5, -1, 5, 8, 5, 5, 12, 12, -1]
-DEPRELS = ["nsubj", "ROOT", "dobj", "punct", "nsubj", "ROOT", "dative", "det", "dobj", "punct", "advmod", "nsubj", "ROOT"]
+DEPRELS = ["nsubj", "ROOT", "dobj", "punct", "nsubj", "ROOT", "dative", "det", "dobj", "punct", "advmod", "nsubj",
+           "ROOT"]
 UPOS = ["PROPN", "VERB", "PROPN", "PUNCT", "PRON", "VERB", "PRON", "DET", "NOUN", "PUNCT", "ADV", "PRON", "VERB"]
 CHAINS = [[0, 4], [2, 6, 11]]  # john/he, mary/her/she (she is in the query)
 
@@ -119,7 +120,8 @@ def _files(tmp_path, record):
         for sent in parse_lines(inst):
             n = len(sent)
             heads = [h - off + 1 if h >= 0 else 0 for h in HEADS[off:off + n]] if off < 10 else [3, 3, 0, 3]
-            fh.write(format_conllu(ParsedSentence(sent, heads, DEPRELS[off:off + n] + ["dobj"] * (n - len(DEPRELS[off:off + n])),
+            deprels = DEPRELS[off:off + n] + ["dobj"] * (n - len(DEPRELS[off:off + n]))
+            fh.write(format_conllu(ParsedSentence(sent, heads, deprels,
                                                   UPOS[off:off + n] + ["PRON"] * (n - len(UPOS[off:off + n])))))
             off += n
     coref = tmp_path / "x.coref.jsonl"

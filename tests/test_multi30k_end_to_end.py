@@ -361,7 +361,8 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     assert sum(not np.array_equal(real[i], rand[i]) for i in range(len(real))) > len(real) // 2
     second = run(cmd, env=env, timeout=900)
     assert "[reproduce] training" not in second.stderr
-    assert (ROOT / "examples/multi30k/README.md").read_text() == own_readme  # --out without --readme leaves the README alone
+    # --out without --readme leaves the README alone
+    assert (ROOT / "examples/multi30k/README.md").read_text() == own_readme
     readme = tmp_path / "README.md"
     readme.write_text("<!-- begin multi30k-summary -->\n<!-- end multi30k-summary -->\n")
     status = run(cmd + ["--status"], env=env).stdout.splitlines()
@@ -369,11 +370,13 @@ def test_reproduce_script_trains_scores_and_summarizes(prepared, multi30k_dir, t
     third = run(cmd + ["--summary-only", "--readme", str(readme)], env=env)
     assert "[reproduce]" not in third.stderr and "ready:" not in third.stderr  # no data prep, no training
     text = readme.read_text()
-    assert "| SG-Net, random trees (control) | 1 |" in text and "4 of the 4 planned runs." in text and "Trained in fp32 on CPU." in text
+    assert "| SG-Net, random trees (control) | 1 |" in text and "4 of the 4 planned runs." in text
+    assert "Trained in fp32 on CPU." in text
     # a fresh clone has the committed results but no checkpoints: the finished runs are skipped, not trained again
     fresh = {**env, "MULTI30K_CHECKPOINTS": str(tmp_path / "ck_fresh")}
     fourth = run(cmd, env=fresh, timeout=900)
     assert "[reproduce] training" not in fourth.stderr and fourth.stderr.count("skipped") == 4, fourth.stderr[-3000:]
     (tmp_path / "res/hyp/sgnet_seed1.test.de.gz").unlink()  # a run missing a test set's hypotheses is not finished
     status = run(cmd + ["--status"], env=fresh).stdout.splitlines()
-    assert [line.split(":", 1)[1].strip().split(";")[0] for line in status] == ["finished", "not started", "finished", "finished"]
+    assert [line.split(":", 1)[1].strip().split(";")[0] for line in status] == [
+        "finished", "not started", "finished", "finished"]

@@ -330,7 +330,8 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
         (data / f"{split}.label").write_text("0\n")
     race = ["bash", ROOT / "examples/race/reproduce.sh", "--data", data.parent, "--out", tmp_path / "r",
             "--pretrained", tmp_path / "minilm"]
-    for args, message in ((["--tag", "a/b"], "error: --tag takes a name of letters, digits, '.', '_' and '-', got 'a/b'"),
+    for args, message in ((["--tag", "a/b"],
+                           "error: --tag takes a name of letters, digits, '.', '_' and '-', got 'a/b'"),
                           (["--max-hours", "abc"], "error: --max-hours takes a number of hours, got 'abc'"),
                           (["--systems", "sgnet baselin"], "error: unknown system baselin (baseline, sgnet,"),
                           # a README without the table's block: known now, not after the runs
@@ -344,7 +345,8 @@ def test_bad_script_options_stop_before_any_work(tmp_path):
     m30 = ["bash", ROOT / "examples/multi30k/reproduce.sh", "--out", tmp_path / "m"]
     env = {"MULTI30K_DATA": str(tmp_path / "md"), "MULTI30K_CHECKPOINTS": str(tmp_path / "mc")}
     for args, message in ((["--min-delta", "abc"], "error: --min-delta takes a validation-loss difference, got 'abc'"),
-                          (["--runs", "sgnet"], "error: --runs takes SYSTEM:SEED pairs (sgnet:1 vanilla:2), got 'sgnet'"),
+                          (["--runs", "sgnet"],
+                           "error: --runs takes SYSTEM:SEED pairs (sgnet:1 vanilla:2), got 'sgnet'"),
                           (["--runs", "sgnet:1 sgent:2"], "error: --runs: unknown system sgent (vanilla,")):
         proc = run(m30 + args, env=env, check=False)
         assert proc.returncode == 1 and proc.stderr.startswith(message), proc.stderr
@@ -548,7 +550,8 @@ def test_a_prepared_folder_names_its_corpus(tmp_path, minilm_converted):
     glue = tmp_path / "glue"
     glue.mkdir()
     (glue / ".stamps").mkdir()
-    (glue / ".corpus").write_text("glue.sh --task CoLA\n")  # as claim_out writes it (fairseq_syntax/pipeline/ownership.py)
+    # as claim_out writes it (fairseq_syntax/pipeline/ownership.py)
+    (glue / ".corpus").write_text("glue.sh --task CoLA\n")
     (glue / "bin").mkdir()
     (glue / "bin/dict.txt").write_text("theirs 1\n")
     before = sorted(str(p.relative_to(glue)) for p in glue.rglob("*"))

@@ -125,7 +125,8 @@ def test_the_fingerprint_is_the_one_sha1sum_gave(tmp_path):
     write(folder / "sub/a b.txt", "a\n")
     (tmp_path / "one.txt").write_text("x\n")
     script = ('{ find -L "$1" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha1sum; '
-              'printf "%s  %s\\n" "$(sha1sum < "$2" | cut -d" " -f1)" "$2"; echo "absent $3"; } | sha1sum | cut -d" " -f1')
+              'printf "%s  %s\\n" "$(sha1sum < "$2" | cut -d" " -f1)" "$2"; echo "absent $3"; } '
+              '| sha1sum | cut -d" " -f1')
     want = subprocess.run(["bash", "-c", script, "_", str(folder), str(tmp_path / "one.txt"), str(tmp_path / "no")],
                           capture_output=True, text=True, check=True).stdout.strip()
     assert fingerprint([str(folder), str(tmp_path / "one.txt"), str(tmp_path / "no")]) == want

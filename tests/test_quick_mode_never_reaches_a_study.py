@@ -39,14 +39,16 @@ def test_a_run_trained_in_quick_mode_is_refused_by_the_summary_naming_it(tmp_pat
     assert list(summary["runs"]) == ["converged_sa_early_seed1"]
     assert "line 1: trained with FAIRSEQ_SYNTAX_QUICK set" in summary["refused"]["converged_sa_early_seed2"]
     assert "refused converged_sa_early_seed2: its log's line 1" in capsys.readouterr().err
-    assert "**Not in the table** (not of its protocol): converged_sa_early_seed2:" in (tmp_path / "summary.md").read_text()
+    assert ("**Not in the table** (not of its protocol): converged_sa_early_seed2:"
+            in (tmp_path / "summary.md").read_text())
 
 
 def test_the_training_setup_marks_quick_mode(tmp_path):
     from examples.studies.training_log import one_setup, training_setup
 
     log = tmp_path / "a.train.log"
-    log.write_text("[fairseq_syntax] FAIRSEQ_SYNTAX_QUICK is set: this training stops after 2 updates\n" + config_line())
+    log.write_text("[fairseq_syntax] FAIRSEQ_SYNTAX_QUICK is set: this training stops after 2 updates\n"
+                   + config_line())
     plain = tmp_path / "b.train.log"
     plain.write_text(config_line())
     assert training_setup(str(log))["quick"] == 1 and "quick" not in training_setup(str(plain))

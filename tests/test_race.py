@@ -38,7 +38,8 @@ def test_an_article_is_cut_into_sentences(real_passage):
     words = basic_words(real_passage["article"])
     sents = split_sentences(words)
     assert [w for s in sents for w in s] == words  # every word kept, in order
-    assert " ".join(sents[0]) == "Many Chinese people like American country music ( ) , such as the songs of John Denver ."
+    assert " ".join(sents[0]) == ("Many Chinese people like American country music ( ) , such as the songs of "
+                                  "John Denver .")
     assert " ".join(sents[1]) == "But still some people don ' t know when country music began ."
     assert split_sentences(basic_words("Mr. Smith met Dr. J. K. Lee. He left.")) == [
         "Mr . Smith met Dr . J . K . Lee .".split(), "He left .".split()]
@@ -132,7 +133,8 @@ RECIPE = ["--task", "syntax_sentence_ranking", "--criterion", "sentence_ranking"
 def race_slice(tmp_path_factory, minilm_converted):
     folder = once_per_run(tmp_path_factory, "race", lambda d: (d / "prep.stderr").write_text(run(
         ["bash", ROOT / "data-prep/race.sh", "--race", RACE, "--out", d / "out", "--pretrained", minilm_converted,
-         "--parser", "spacy", "--workers", "1", "--max-train", "16", "--max-eval", "12", "--random-trees", "1"]).stderr))
+         "--parser", "spacy", "--workers", "1", "--max-train", "16", "--max-eval", "12",
+         "--random-trees", "1"]).stderr))
     return folder / "out", SimpleNamespace(stderr=(folder / "prep.stderr").read_text())
 
 
@@ -278,8 +280,9 @@ def test_race_tools_name_a_checkpoint_of_another_task_before_opening_data(race_s
 
 @pytest.mark.slow
 def test_reproduce_race_trains_scores_summarizes_and_resumes(race_slice, minilm_converted, tmp_path):
-    """examples/race/reproduce.sh on the slice: two systems side by side for 2 updates, scored, summarized; the kept logs
-    and results hold no machine path; a re-run skips the finished runs, --status says so; examples/race/README.md is left alone with --out."""
+    """examples/race/reproduce.sh on the slice: two systems side by side for 2 updates, scored, summarized; the kept
+    logs and results hold no machine path; a re-run skips the finished runs, --status says so; examples/race/README.md
+    is left alone with --out."""
     out, _ = race_slice
     res, ck = tmp_path / "res", tmp_path / "ck"
     readme = (ROOT / "examples/race/README.md").read_bytes()
@@ -315,7 +318,6 @@ def test_race_summary_tests_each_system_against_the_baseline_and_each_control_ag
     SG-Net, 2 only the baseline: McNemar p = 2·(1 + 6 + 15)/64), the no-mask control on 0–3 (0 against SG-Net's 6:
     p = 2/64). The table reads the controls against SG-Net, and chance's binomial p decides the verdict."""
     import gzip
-    import sys
 
     from scipy.stats import binomtest
 

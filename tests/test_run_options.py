@@ -1,6 +1,6 @@
 """A finished run is never skipped, nor a stopped one resumed, under options it was not trained with: the check of a
-fairseq log's configuration (examples/studies/run_options.py), the stopping rule replayed (early_stopping.py --agrees), and
-the reproduce scripts refusing before anything trains, on the committed results."""
+fairseq log's configuration (examples/studies/run_options.py), the stopping rule replayed (early_stopping.py
+--agrees), and the reproduce scripts refusing before anything trains, on the committed results."""
 import gzip
 import shutil
 import sys
@@ -133,7 +133,8 @@ def test_reproduce_race_and_glue_refuse_a_finished_run_made_with_other_options(t
     glue.mkdir()
     for f in (ROOT / "results/encoders").glob("CoLA_roberta_sgnet_small_seed1.*"):
         shutil.copy(f, glue)
-    proc = run(["bash", str(ROOT / "examples/encoders/reproduce_glue.sh"), "--tasks", "CoLA", "--archs", "roberta_sgnet_small",
+    proc = run(["bash", str(ROOT / "examples/encoders/reproduce_glue.sh"), "--tasks", "CoLA",
+                "--archs", "roberta_sgnet_small",
                 "--seeds", "1", "--updates-CoLA", "1000", "--out", str(glue), "--data-root", str(tmp_path / "gd")],
                check=False)
     assert proc.returncode == 1 and "line 2: trained with max_update=800; this call asks max_update=1000" in \
@@ -142,14 +143,15 @@ def test_reproduce_race_and_glue_refuse_a_finished_run_made_with_other_options(t
 
 def test_a_number_option_is_never_computed_with_before_it_is_checked(tmp_path):
     """bash's arithmetic expansion runs a $(...) inside an array subscript: `$((n / 10))` with n = 'PATH[$(cmd)]'
-    runs cmd (the old examples/lambada/reproduce.sh did, through --jobs). Every number the reproduce scripts and gpu_check
+    runs cmd (a --jobs of examples/lambada/reproduce.sh could). Every number the reproduce scripts and gpu_check
     compute with is checked as a whole number first."""
     mark = tmp_path / "ran"
     evil = f"PATH[$(touch {mark})]"
     calls = [("examples/lambada/reproduce.sh", "--updates"), ("examples/lambada/reproduce.sh", "--jobs"),
              ("examples/lambada/reproduce.sh", "--seeds"), ("examples/encoders/reproduce_glue.sh", "--updates-CoLA"),
              ("examples/encoders/reproduce_glue.sh", "--jobs"), ("examples/multi30k/reproduce.sh", "--jobs"),
-             ("examples/race/reproduce.sh", "--jobs"), ("examples/race/reproduce.sh", "--seeds"), ("benchmarks/gpu_check.sh", "--speed-updates")]
+             ("examples/race/reproduce.sh", "--jobs"), ("examples/race/reproduce.sh", "--seeds"),
+             ("benchmarks/gpu_check.sh", "--speed-updates")]
     for script, option in calls:
         proc = run(["bash", str(ROOT / script), option, evil, "--out", str(tmp_path / "out")], check=False)
         # (a list option names its first word that is not a number)

@@ -52,7 +52,8 @@ def test_each_pair_task_prepares_from_glues_files_each_text_parsed_on_its_own(tm
                 c = [int(x) for x in c.split()]
                 assert len(p.split()) == len(c)
                 check_subword_heads(c, f"{split}.{inp} line {n}")  # its own tree(s): no head outside the text
-            assert (out / f"bin/{inp}/{split}.heads.bin").exists() and (out / f"bin/{inp}/{split}.randheads.bin").exists()
+            assert (out / f"bin/{inp}/{split}.heads.bin").exists()
+            assert (out / f"bin/{inp}/{split}.randheads.bin").exists()
         if task == "STS-B":  # fairseq's GLUE recipe: the score divided by 5, as text
             got = [float(x) for x in (out / f"bin/label/{split}.label").read_text().split()]
             assert got == pytest.approx([float(r[label]) / 5 for r in rows])

@@ -1,6 +1,7 @@
-"""Stage records through data-prep/race.sh and the RACE reader: a stage is done only while its outputs are there unchanged; what is read is fingerprinted the way it is
-read (symlinks followed, hidden files included, FIFOs refused); nothing the project did not write is deleted or
-overwritten; a truncated archive or a repeated passage id is an error naming the file."""
+"""Stage records through data-prep/race.sh and the RACE reader: a stage is done only while its outputs are there
+unchanged; what is read is fingerprinted the way it is read (symlinks followed, hidden files included, FIFOs
+refused); nothing the project did not write is deleted or overwritten; a truncated archive or a repeated passage id
+is an error naming the file."""
 import json
 import os
 import shutil

@@ -43,7 +43,8 @@ def test_multi30k_summary_from_runs(tmp_path):
     s = json.loads((res / "summary.json").read_text())
     assert s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]["n"] == 2  # seed 3 has not stopped
     assert s["table"]["vanilla"]["test_2016_flickr"]["BLEU"]["std"] is not None
-    assert s["table"]["sgnet"]["test_2016_flickr"]["BLEU"]["mean"] > s["table"]["vanilla"]["test_2016_flickr"]["BLEU"]["mean"]
+    flickr = {system: s["table"][system]["test_2016_flickr"]["BLEU"]["mean"] for system in ("sgnet", "vanilla")}
+    assert flickr["sgnet"] > flickr["vanilla"]
     assert "paired_bs_p_vs_vanilla" in s["runs"]["sgnet"]["1"]["scores"]["test"]
     assert s["runs"]["sgnet"]["1"]["convergence"]["stopped"] == "patience"
     assert s["runs"]["sgnet"]["3"]["convergence"]["stopped"] is None
@@ -69,7 +70,8 @@ def test_multi30k_summary_from_runs(tmp_path):
     assert "paired_bs_p_vs_sgnet" not in s["runs"]["sgnet"]["1"]["scores"]["test"]
     p_sg = rt_runs["2"]["scores"]["test"]["paired_bs_p_vs_sgnet"]["BLEU"]
     assert f"vs sgnet p = {p_sg:.3f})" in (res / "summary.md").read_text()
-    assert f"| {rt['vs_vanilla']['diff']:+.2f} (p = {rt['vs_vanilla']['welch_p']:.3f}) | {rt['vs_sgnet']['diff']:+.2f}" in text
+    assert (f"| {rt['vs_vanilla']['diff']:+.2f} (p = {rt['vs_vanilla']['welch_p']:.3f}) | "
+            f"{rt['vs_sgnet']['diff']:+.2f}") in text
     assert "4 of the 6 planned runs. Still to come: sgnet seed 3, vanilla_plus1 seed 1." in text
     assert s["planned_runs"][-1] == "vanilla_plus1:1"
     assert s["trained"] == "fp32 on CPU" and s["runs"]["sgnet"]["1"]["training"]["precision"] == "fp32"
@@ -149,8 +151,8 @@ def test_lambada_fp16_refuses_a_machine_without_a_gpu_and_writes_nothing(tmp_pat
 
 
 def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
-    """examples/lambada/reproduce.sh --status: a finished run by its dev accuracy, a running one by the stopping rule read
-    from its log (validations every --valid-interval updates), one without a log as not started."""
+    """examples/lambada/reproduce.sh --status: a finished run by its dev accuracy, a running one by the stopping rule
+    read from its log (validations every --valid-interval updates), one without a log as not started."""
     ck, res = tmp_path / "ck", tmp_path / "res"
     ck.mkdir()
     res.mkdir()
@@ -173,8 +175,8 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
         f"{res}/converged_sa_early_corefall_seed2.eval.json: line 1: not valid JSON (Expecting property name enclosed "
         f"in double quotes) ({res}/converged_sa_early_corefall_seed2.eval.json)"]
     fixed = run(cmd[:3] + cmd[4:] + ["--updates", "3000"]).stdout.splitlines()[0]  # a fixed budget, not the rule
-    assert fixed == "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; " \
-        "training, to 3000 updates"
+    assert fixed == ("converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update "
+                     "1000; training, to 3000 updates")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "res"] and len(list(res.iterdir())) == 4
 
 
@@ -182,7 +184,8 @@ def test_lambada_summary_calls_converged_only_what_the_rule_stopped(tmp_path):
     """A fixed budget validated every 100 updates, with its best early, has 5 validations without improvement at
     the end, but not the rule's (every 500): it is a fixed budget; a run validated every 500 that the rule stopped
     is converged, and a run still under the rule is not."""
-    ROWS, summarize = study_script("examples/lambada/summarize.py").ROWS, study_script("examples/lambada/summarize.py").main
+    summarize_py = study_script("examples/lambada/summarize.py")
+    ROWS, summarize = summarize_py.ROWS, summarize_py.main
 
     def write(name, curve, acc):
         text = config_line() + "".join(valid_line(1, u, loss=3.0, accuracy=a) for u, a in curve)
@@ -251,9 +254,9 @@ def test_lambada_summary_reads_the_table_in_words_with_its_numbers(tmp_path):
     md = (tmp_path / "summary.md").read_text()
     assert "**Reading** (told apart: p < 0.05):" in md
     assert ("- converged_sa_early_corefall against converged_sa_early (2 seeds a side, all converged): higher on "
-            "2 of 2 (+4.00, +4.00 points; McNemar p = 0.0625, 1.0000, 0 of 2 told apart). converged_sa_early's own seeds span "
-            f"1.00 points (37.00 to 38.00). Over seeds: +4.00 (Welch p = {welch}), told apart. Best validation at "
-            f"update 1,250 on average against 3,000: -1,750 (Welch p = {best}), not told apart.\n") in md
+            "2 of 2 (+4.00, +4.00 points; McNemar p = 0.0625, 1.0000, 0 of 2 told apart). converged_sa_early's own "
+            f"seeds span 1.00 points (37.00 to 38.00). Over seeds: +4.00 (Welch p = {welch}), told apart. Best "
+            f"validation at update 1,250 on average against 3,000: -1,750 (Welch p = {best}), not told apart.\n") in md
 
 
 def test_lambada_summary_says_so_when_the_two_readers_have_different_seed_counts(tmp_path):

@@ -206,7 +206,8 @@ def test_vectorized_collation_is_fairseqs(left_pad, append_bos, pad_to_multiple)
     del got["net_input"]["src_heads"]
     assert_same_batch(got, want)
     padded = ds.collater(samples, pad_to_length={"source": 16, "target": 13})
-    assert padded["net_input"]["src_tokens"].shape[1] == 16 and padded["target"].shape[1] == (13 if pad_to_multiple == 1 else 16)
+    assert padded["net_input"]["src_tokens"].shape[1] == 16
+    assert padded["target"].shape[1] == (13 if pad_to_multiple == 1 else 16)
     del padded["net_input"]["src_heads"]
     assert_same_batch(padded, ds.dataset.collater(samples, pad_to_length={"source": 16, "target": 13}))
 

@@ -147,7 +147,8 @@ def test_ner_eval_names_a_missing_split_and_a_missing_checkpoint(tmp_path):
     ck.write_bytes(b"x")
     out = run([str(BIN / "fairseq-syntax-ner-eval"), str(tmp_path / "bin"), "--path", str(ck)], check=False)
     assert out.returncode == 1 and "no split 'test' (no label/test.bin); the splits there: valid" in out.stderr
-    out = run([str(BIN / "fairseq-syntax-ner-eval"), str(tmp_path / "bin"), "--path", str(tmp_path / "no.pt")], check=False)
+    out = run([str(BIN / "fairseq-syntax-ner-eval"), str(tmp_path / "bin"), "--path", str(tmp_path / "no.pt")],
+              check=False)
     assert out.returncode == 1 and "no.pt: no such checkpoint" in out.stderr
 
 
@@ -169,7 +170,8 @@ def test_conll2003_prepare_fine_tune_and_evaluate(conll, tmp_path):
     common = ["--user-dir", user_dir, "--task", "syntax_token_labeling", "--criterion", "token_labeling"]
     proc = run(["fairseq-validate", str(out / "bin"), *common, "--path", str(conll / "ck/checkpoint_best.pt"),
                 "--batch-size", "16", "--valid-subset", "test"], cwd=tmp_path)
-    m = re.search(r"valid on 'test' subset .*accuracy ([\d.]+) .*span_gold (\d+) .*f1 ([\d.]+)", proc.stdout + proc.stderr)
+    m = re.search(r"valid on 'test' subset .*accuracy ([\d.]+) .*span_gold (\d+) .*f1 ([\d.]+)",
+                  proc.stdout + proc.stderr)
     assert m, (proc.stdout + proc.stderr)[-2000:]
     gold = sum(len(spans(line.split())) for line in (out / "raw/test.label").read_text().splitlines())
     assert int(m.group(2)) == gold  # every gold entity of the 40 test sentences was scored
@@ -264,14 +266,17 @@ def test_the_tagging_benchmark_runs_every_system_on_the_same_batches(conll, mini
     """benchmarks/bench_encoders.py --tagging: baseline, SG-Net, SLA, WLA and SG-Net computing every row
     interleaved on real CoNLL-2003 batches, a ratio for each (the figures are a benchmark's, never asserted here)."""
     out = tmp_path / "bench.json"
-    run([str(BIN / "python"), str(ROOT / "benchmarks/bench_encoders.py"), "--tagging", "--data", str(conll / "data/bin"),
+    run([str(BIN / "python"), str(ROOT / "benchmarks/bench_encoders.py"), "--tagging",
+         "--data", str(conll / "data/bin"),
          "--pretrained", str(minilm_converted / "model.pt"), "--rounds", "2", "--steps", "1", "--threads", "1",
          "--batch-size", "4", "--sdpa-backends", "MATH", "--out", str(out)])
     r = json.loads(out.read_text())
     assert (r["device"], r["precision"], r["sdpa_backends"]) == ("cpu", "fp32", "MATH")
     assert r["step"].startswith("fairseq.trainer.Trainer.train_step")
-    assert r["task"] == "syntax_token_labeling" and r["systems"]["roberta_wla_small"] == "roberta_sla_small --sla-mask window"
-    assert set(r["ratio_to_baseline_paired_median"]) == {"roberta_sgnet_small", "roberta_sla_small", "roberta_wla_small",
+    assert r["task"] == "syntax_token_labeling"
+    assert r["systems"]["roberta_wla_small"] == "roberta_sla_small --sla-mask window"
+    assert set(r["ratio_to_baseline_paired_median"]) == {"roberta_sgnet_small", "roberta_sla_small",
+                                                         "roberta_wla_small",
                                                          "roberta_sgnet_every_row_small"}
     assert r["systems"]["roberta_sgnet_every_row_small"] == "roberta_sgnet_small (every row: no read_rows)"
     assert all(len(v["runs"]) == 2 and min(v["runs"]) > 0 for v in r["train_tok_per_s"].values())

@@ -31,7 +31,8 @@ def make_args(arch, *extra):
 @pytest.fixture(scope="module")
 def task():
     d = Dictionary()
-    for w in "The in@@ crea@@ se reflects lower credit los@@ ses A hear@@ ing is sched@@ u@@ led on the issue today".split():
+    pieces = "The in@@ crea@@ se reflects lower credit los@@ ses A hear@@ ing is sched@@ u@@ led on the issue today"
+    for w in pieces.split():
         d.add_symbol(w)
     d.pad_to_multiple_(8)
     return SimpleNamespace(source_dictionary=d, target_dictionary=d)

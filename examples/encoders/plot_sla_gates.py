@@ -3,8 +3,8 @@
 
 g near 1: the layer reads its syntactic neighbourhood; near 0: global attention.
 
-    .venv/bin/python examples/encoders/plot_sla_gates.py --checkpoint CK1 [--checkpoint CK2 ...] --data work/glue/CoLA/bin \
-        [--data DATA2 ...] [--split valid] [--out results/encoders/sla_gates.png]
+    .venv/bin/python examples/encoders/plot_sla_gates.py --checkpoint CK1 [--checkpoint CK2 ...] \
+        --data work/glue/CoLA/bin [--data DATA2 ...] [--split valid] [--out results/encoders/sla_gates.png]
 
 Several checkpoints (e.g. one per seed or per task) are drawn side by side; their labels are the names of
 the checkpoint directories unless given as LABEL=PATH. One --data serves every checkpoint; or give one

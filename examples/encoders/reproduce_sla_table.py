@@ -32,8 +32,8 @@ best checkpoint; the SLA paper's Figure 2). Then examples/encoders/summarize_sla
 summary.md, the figures and the sla-table block of examples/encoders/README.md (--readme FILE for another file;
 with --out, only if --readme is given).
 --status says where each run stands (a run in training: its best dev score so far and about how long it has
-left at its pace) and how many runs of each task are not finished; --summary-only summarizes the finished runs and trains nothing (it does
-compute the gates of a finished run that lacks them, from --checkpoints).
+left at its pace) and how many runs of each task are not finished; --summary-only summarizes the finished runs and
+trains nothing (it does compute the gates of a finished run that lacks them, from --checkpoints).
 Data: --data-root/conll2003 and --data-root/glue/TASK; a finished preparation there is used as it was made (with
 its random trees where the table has a random-tree control), else data-prep prepares the full corpus from the
 local copy (CONLL2003_DIR, GLUE_DIR, else the shared data folder beside the checkout).
@@ -74,7 +74,8 @@ SYSTEMS = {  # what each system's fairseq-train command differs in
 GATED = ("wla", "sla", "sla_random_trees")
 SENTENCE = ["--task", "syntax_sentence_prediction", "--init-token", "0", "--criterion", "sentence_prediction"]
 TASK_ARGS = {  # the task, criterion and best-checkpoint metric (a pair: BERT's [CLS] a [SEP] b [SEP], no separator)
-    "CoNLL-2003": ["--task", "syntax_token_labeling", "--criterion", "token_labeling", "--best-checkpoint-metric", "f1"],
+    "CoNLL-2003": ["--task", "syntax_token_labeling", "--criterion", "token_labeling",
+                   "--best-checkpoint-metric", "f1"],
     "CoLA": [*SENTENCE, "--num-classes", "2", "--report-mcc", "--best-checkpoint-metric", "mcc"],
     "SST-2": [*SENTENCE, "--num-classes", "2", "--report-mcc", "--best-checkpoint-metric", "accuracy"],
     "RTE": [*SENTENCE, "--num-classes", "2", "--best-checkpoint-metric", "accuracy"],  # (its labels are words)
@@ -153,7 +154,8 @@ class TableStudy(Study):
     label = "table"
 
     def __init__(self, table_name, o, every_n, suffix, readme, jobs, local):
-        self.table_name, self.table, self.o, self.every_n, self.suffix = table_name, TABLES[table_name], o, every_n, suffix
+        self.table_name, self.table, self.o = table_name, TABLES[table_name], o
+        self.every_n, self.suffix = every_n, suffix
         self.readme, self.jobs, self.local = readme, jobs, local
         self.seeds = need_ints("--seeds", o["seeds"])
         self.tasks = o["tasks"].split()

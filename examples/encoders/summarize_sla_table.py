@@ -34,12 +34,14 @@ from examples.studies.result_files import percent, read_json, read_jsonl
 from examples.studies.seed_statistics import (detectable_difference, format_p, format_seed_test, holm,
                                               mcnemar_exact, paired_bootstrap, pooled_sd, seed_test,
                                               signed, significant, welch_interval)
-from examples.studies.table_protocol import METRIC, PAIR_TASKS, TASKS, read_protocol, refusal  # noqa: F401 (the tests read them here)
+# the tests read METRIC, PAIR_TASKS and TASKS here
+from examples.studies.table_protocol import METRIC, PAIR_TASKS, TASKS, read_protocol, refusal  # noqa: F401
 from examples.studies.training_log import one_setup, training_setup
 
 SYSTEMS = {"baseline": "BERT-style baseline (roberta_baseline_small)", "wla": "+ WLA (window i ± 3)",
            "sla": "+ SLA (tree distance ≤ 3)", "sgnet": "SG-Net (roberta_sgnet_small)",
-           "sgnet_nomask": "SG-Net's layer, no mask (control)", "sgnet_random_trees": "SG-Net on random trees (control)",
+           "sgnet_nomask": "SG-Net's layer, no mask (control)",
+           "sgnet_random_trees": "SG-Net on random trees (control)",
            "sla_random_trees": "SLA on random trees (control)"}
 SHORT = {"baseline": "baseline", "wla": "WLA", "sla": "SLA", "sgnet": "SG-Net", "sgnet_nomask": "SG-Net no mask",
          "sgnet_random_trees": "SG-Net random trees", "sla_random_trees": "SLA random trees"}
@@ -118,7 +120,8 @@ def paired(task: str, a: list[dict], b: list[dict], n_boot: int, names: tuple[st
     if METRIC[task] == "accuracy":  # exact McNemar on the sentences only one of the two gets right
         only_a = sum(x["correct"] and not y["correct"] for x, y in zip(a, b))
         only_b = sum(y["correct"] and not x["correct"] for x, y in zip(a, b))
-        return {"test": "mcnemar", "only_this": only_a, "only_that": only_b, "p": significant(mcnemar_exact(only_a, only_b))}
+        return {"test": "mcnemar", "only_this": only_a, "only_that": only_b,
+                "p": significant(mcnemar_exact(only_a, only_b))}
     xa, metric = item_metric(task, a)
     xb, _ = item_metric(task, b)
     t = paired_bootstrap(metric, xa, xb, n_boot=n_boot)
@@ -276,7 +279,8 @@ def trained_on(summary: dict) -> str:
             task, rest = n.split("_", 1)
             system, seed = rest.rsplit("_seed", 1)
             by_task.setdefault(task, {}).setdefault(system, []).append(seed)
-        listed = "; ".join(f"{task} " + ", ".join(f"{system} s{'/'.join(sorted(seeds))}" for system, seeds in sy.items())
+        listed = "; ".join(f"{task} " + ", ".join(f"{system} s{'/'.join(sorted(seeds))}"
+                                                  for system, seeds in sy.items())
                            for task, sy in by_task.items())
         parts.append(f"{len(names)} on one {device} ({listed})")
     precision = (t.get("setup") or "").split(" on ")[0] or "one precision"
@@ -285,15 +289,16 @@ def trained_on(summary: dict) -> str:
 
 # Table 2's words where they differ from Table 1's
 TABLE2_INTRO = ("MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the "
-                "paper's BERT-base, on sentence pairs read as BERT reads them ([CLS] a [SEP] b [SEP], the second text "
-                "of token type 1), each text parsed on its own. Best checkpoint by dev score (validated evenly over each "
-                "run and at each epoch's end), scored on dev as the paper does: RTE accuracy, MRPC accuracy / F1 of the "
-                "paraphrase class, STS-B Pearson / Spearman (×100). Mean ± sample std over seeds, (seeds). Welch: the "
-                "difference of the means against the baseline and Welch's t-test p over seeds (a control: against the "
-                "system it controls, in the control columns). QNLI: its train split is not available offline, so it is "
-                "not run; the paper's QNLI is in the last column.")
-TABLE2_HEADER = ("| system | RTE acc. | MRPC acc. / F1 | STS-B Pearson / Spearman | RTE Δ (Welch) | MRPC Δ (Welch) | "
-                 "STS-B Δ (Welch) | control Δ vs its system: MRPC / STS-B (Welch) | paper: QNLI / RTE / MRPC / STS-B |")
+                "paper's BERT-base, on sentence pairs read as BERT reads them ([CLS] a [SEP] b [SEP], the second "
+                "text of token type 1), each text parsed on its own. Best checkpoint by dev score (validated evenly "
+                "over each run and at each epoch's end), scored on dev as the paper does: RTE accuracy, MRPC "
+                "accuracy / F1 of the paraphrase class, STS-B Pearson / Spearman (×100). Mean ± sample std over "
+                "seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
+                "seeds (a control: against the system it controls, in the control columns). QNLI: its train split "
+                "is not available offline, so it is not run; the paper's QNLI is in the last column.")
+TABLE2_HEADER = ("| system | RTE acc. | MRPC acc. / F1 | STS-B Pearson / Spearman | RTE Δ (Welch) | "
+                 "MRPC Δ (Welch) | STS-B Δ (Welch) | control Δ vs its system: MRPC / STS-B (Welch) | "
+                 "paper: QNLI / RTE / MRPC / STS-B |")
 
 
 def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
@@ -303,12 +308,14 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
     done = {f"{task}_{system}_seed{seed}" for task, sy in t.items() for system, r in sy.items()
             for seed in r["seeds"]}
     if table == "1":
-        out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the paper's "
-               "BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run and at each epoch's "
-               "end); CoLA MCC and SST-2 accuracy on dev, CoNLL-2003 entity precision / recall / F1 on test (conlleval's counting). Mean ± sample std "
-               "over seeds, (seeds). Welch: the difference of the means against the baseline and Welch's t-test p over "
-               "seeds (a control: against the system it controls, in the last column).", trained_on(summary), "",
-               "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
+        out = ["MiniLM-L6 (6 layers, 384 wide, uncased WordPieces) fine-tuned from its lifted weights, against the "
+               "paper's BERT-base (cased for NER). Best checkpoint by dev score (validated evenly over each run and at "
+               "each epoch's end); CoLA MCC and SST-2 accuracy on dev, CoNLL-2003 entity precision / recall / F1 on "
+               "test (conlleval's counting). Mean ± sample std over seeds, (seeds). Welch: the difference of the "
+               "means against the baseline and Welch's t-test p over seeds (a control: against the system it "
+               "controls, in the last column).", trained_on(summary), "",
+               "| system | CoLA MCC | SST-2 acc. | CoNLL-2003 P / R / F1 | CoLA Δ (Welch) | SST-2 Δ (Welch) | "
+               "CoNLL-2003 F1 Δ (Welch) | control Δ F1 vs its system (Welch) | paper: CoLA / SST-2 / CoNLL F1 |",
                "|---|---|---|---|---|---|---|---|---|"]
     else:
         out = [TABLE2_INTRO, trained_on(summary), "", TABLE2_HEADER, "|---|---|---|---|---|---|---|---|---|"]
@@ -324,8 +331,8 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
         deltas = [format_seed_test(rows[task]["vs_baseline"]["welch"]) if rows[task] and "vs_baseline" in rows[task]
                   else "–" for task in tasks]
         ref = CONTROL_OF.get(system)
-        cdelta = " / ".join(format_seed_test(rows[c][f"vs_{ref}"]["welch"]) if ref and rows[c] and f"vs_{ref}" in rows[c]
-                            else "–" for c in spec["control_tasks"])
+        cdelta = " / ".join(format_seed_test(rows[c][f"vs_{ref}"]["welch"])
+                            if ref and rows[c] and f"vs_{ref}" in rows[c] else "–" for c in spec["control_tasks"])
         cdelta = "–" if set(cdelta.split(" / ")) == {"–"} else cdelta
         paper = paper_table.get(system)
         if table == "1":
@@ -335,8 +342,8 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
         out.append(f"| {label} | " + " | ".join(cell(rows[task], task) for task in tasks) + " | " + " | ".join(deltas)
                    + f" | {cdelta} | " + paper_cells + " |")
     if table == "1":
-        tests = ("(SST-2: sentences only this / only the baseline gets right, exact McNemar p; CoLA and CoNLL-2003: the "
-                 "difference and a paired bootstrap p over sentences")
+        tests = ("(SST-2: sentences only this / only the baseline gets right, exact McNemar p; CoLA and CoNLL-2003: "
+                 "the difference and a paired bootstrap p over sentences")
     else:
         tests = ("(RTE and MRPC: pairs only this / only the baseline gets right, exact McNemar p; STS-B: the "
                  "difference in Pearson and a paired bootstrap p over pairs")
@@ -354,8 +361,8 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
             "smaller than it is. Each seed that lands is another look at the same question, so a p near 0.05 before "
             f"{SEEDS_PLANNED} seeds a side is weak. Beside each p read, Holm's adjustment over every comparison read "
             "in the table: among that many tests a p below 0.05 comes by chance now and then, and only a Holm p below "
-            "0.05 stands for the table as a whole. Then Welch's 95% interval of the difference: the differences the seeds "
-            "leave possible, and where the paper's difference from its BERT falls against it):", ""]
+            "0.05 stands for the table as a whole. Then Welch's 95% interval of the difference: the differences the "
+            "seeds leave possible, and where the paper's difference from its BERT falls against it):", ""]
     for task in tasks:
         untested = []  # one line per task for the pairs with too few seeds, not one line each
         for system in SYSTEMS:
@@ -401,13 +408,15 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
                 name = {"mcc": "MCC", "accuracy": "accuracy", "f1": "F1", "pearson": "Pearson"}[METRIC[task]]
                 out.append(f"- {task} {name}: spread {d['pooled_sd']:.2f} ({d['df']} df), so a difference of "
                            f"{d['difference']:.2f}; the paper's {paper}.")
-    gated = [(task, system, row["gates"]) for task in tasks for system, row in t.get(task, {}).items() if "gates" in row]
+    gated = [(task, system, row["gates"])
+             for task in tasks for system, row in t.get(task, {}).items() if "gates" in row]
     if gated:
         layers = len(gated[0][2]["mean"])
-        out += ["", "Mean gate g per layer (the SLA paper's Figure 2; g near 1: the layer reads its local neighbourhood, "
-                "near 0: global attention; it starts near 0.5, with b_g = 0 and W_g ~ N(0, 0.02²)), averaged over every "
-                "token of the scored split, mean ± std over the seeds' best checkpoints (`sla_gates.png`); under it, how "
-                "far single tokens' gates spread: the std over the tokens, mean over seeds:", "",
+        out += ["", "Mean gate g per layer (the SLA paper's Figure 2; g near 1: the layer reads its local "
+                "neighbourhood, near 0: global attention; it starts near 0.5, with b_g = 0 and W_g ~ N(0, 0.02²)), "
+                "averaged over every token of the scored split, mean ± std over the seeds' best checkpoints "
+                "(`sla_gates.png`); under it, how far single tokens' gates spread: the std over the tokens, mean over "
+                "seeds:", "",
                 "| task | system | " + " | ".join(f"layer {i + 1}" for i in range(layers)) + " | seeds |",
                 "|---|---|" + "---|" * layers + "---|"]
         for task, system, g in gated:
@@ -463,7 +472,8 @@ def plot_gates(summary: dict, path: Path, table: str = "1") -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    tasks = [task for task in TABLES[table]["tasks"] if any("gates" in row for row in summary["table"].get(task, {}).values())]
+    tasks = [task for task in TABLES[table]["tasks"]
+             if any("gates" in row for row in summary["table"].get(task, {}).values())]
     if not tasks:
         return
     style = {"wla": ("tab:blue", "-"), "sla": ("tab:red", "-"), "sla_random_trees": ("tab:gray", "--")}

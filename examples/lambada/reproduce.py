@@ -21,13 +21,14 @@ fairseq configuration, or where the stopping rule ends it) stops the script befo
 --converge trains until valid accuracy has not improved for --patience validations (one every
 --valid-interval updates; capped at --max-update), decided from the whole log by examples/studies/early_stopping.py,
 so an interrupted run stops where an uninterrupted one would. --tag prefixes the run names (e.g. converged).
-The summary's table also goes into examples/lambada/README.md's lambada-summary block (--readme FILE for another file; with
---out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
+The summary's table also goes into examples/lambada/README.md's lambada-summary block (--readme FILE for another
+file; with --out, only if --readme is given). --fp16 (on a GPU) trains into work/checkpoints/lambada_fp16 and
 results/lambada_fp16 (no README table unless --readme), never into the fp32 runs; the summary refuses a mix.
 --status says where each run of the same options stands (finished, its dev accuracy; or its validations so far)
-and trains nothing; --summary-only summarizes the finished runs and trains nothing (examples/studies/study_runner.py). --snapshot trains nothing either: it scores the best checkpoint so far of each run that has
-not finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed budgets,
-not converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package
+and trains nothing; --summary-only summarizes the finished runs and trains nothing
+(examples/studies/study_runner.py). --snapshot trains nothing either: it scores the best checkpoint so far of each
+run that has not finished (one stopped by a time limit, say) into $RES/snapshot and summarizes them there, as fixed
+budgets, not converged; the runs resume and finish as before. Nothing needs installing: where fairseq and this package
 are only importable (fairseq's source on PYTHONPATH, nothing installed), wrappers stand in for their console scripts
 (examples/studies/runs.py).
 A folder or file you name is taken from where you run the script; the defaults are in the checkout.
@@ -281,8 +282,9 @@ class LambadaStudy(Study):
             if self.finished(run) or not os.path.isfile(f"{ck}/checkpoint_best.pt"):
                 return True
             os.makedirs(snap, exist_ok=True)
-            log(f"[lambada] snapshot of {run.name}: "
-                f"{early_stopping.describe(self.rule(f'{ck}.train.log'), 'accuracy', 'update', self.patience, self.max_update)}")
+            so_far = early_stopping.describe(self.rule(f"{ck}.train.log"), "accuracy", "update", self.patience,
+                                             self.max_update)
+            log(f"[lambada] snapshot of {run.name}: {so_far}")
             return self.evaluate(pool, run, snap)
 
         each_run(self.runs, one, jobs, f"[lambada] a snapshot's evaluation failed (see {self.ckpts}/<run>.train.log)")

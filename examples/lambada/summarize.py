@@ -151,8 +151,8 @@ def markdown(summary: dict) -> str:
            "accuracies against that reader, with Welch's t-test p over seeds; Δ best update: the same for the update "
            "of each run's best validation (two-sided: does the supervised reader converge in fewer updates)."
            + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
-           "| run | seeds | accuracy | p per seed | Δ (p over seeds) | best update per seed | Δ best update (p over seeds) "
-           "| how far trained |",
+           "| run | seeds | accuracy | p per seed | Δ (p over seeds) | best update per seed "
+           "| Δ best update (p over seeds) | how far trained |",
            "|---|---|---|---|---|---|---|---|"]
     for system in sorted(summary["systems"], key=lambda s: (twin(s) or s, twin(s) is not None, s)):
         row = summary["systems"][system]
@@ -160,9 +160,11 @@ def markdown(summary: dict) -> str:
         acc = cell(row)
         ps = [p for p in map(twin_p, runs.values()) if p is not None]
         ps_txt = (", ".join(format_p(p) for p in ps) + f" (vs {row['compared_with']})") if ps else "–"
-        best = ", ".join(f"{r['trained']['best_update']:,}" if r["trained"]["best_update"] else "–" for r in runs.values())
+        best = ", ".join(f"{r['trained']['best_update']:,}" if r["trained"]["best_update"] else "–"
+                         for r in runs.values())
         stops = {r["trained"]["stopped"] for r in runs.values()}
-        last = ", ".join(f"{r['trained']['last_update']:,}" if r["trained"]["last_update"] else "–" for r in runs.values())
+        last = ", ".join(f"{r['trained']['last_update']:,}" if r["trained"]["last_update"] else "–"
+                         for r in runs.values())
         if stops == {"patience"}:
             how = f"converged: {rule['patience_validations']} validations without improvement (last update {last})"
         elif None not in stops:
@@ -520,7 +522,8 @@ def main(argv=None) -> int:
     summary = {"runs": runs, "paired_tests": tests,
                "stopping": {"patience_validations": a.patience, "max_update": a.max_update},
                "systems": systems, "trained": trained, **paper,
-               **({"records": record_notes} if record_notes else {}), **({"refused": refused_runs} if refused_runs else {})}
+               **({"records": record_notes} if record_notes else {}),
+               **({"refused": refused_runs} if refused_runs else {})}
     if a.instances and a.stopwords:
         summary["most_frequent_context_word"] = most_frequent_word(a.instances, a.stopwords)
         print(f"most frequent non-stop context word: {summary['most_frequent_context_word']['accuracy']:.2f} "

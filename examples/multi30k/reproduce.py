@@ -28,8 +28,8 @@ asking another stops before anything trains.
 table unless --readme): the summary records each run's precision and device, and refuses to average across them.
 Hypotheses, compressed logs and the α of learned-α runs go to results/multi30k/ (or --out); then
 examples/multi30k/summarize.py writes summary.json and summary.md there (sacreBLEU, mean ± std over seeds, paired
-bootstrap per seed) and the table into examples/multi30k/README.md's multi30k-summary block (--readme FILE for another file; with
---out, only if --readme is given).
+bootstrap per seed) and the table into examples/multi30k/README.md's multi30k-summary block (--readme FILE for
+another file; with --out, only if --readme is given).
 --summary-only writes the summary of the runs finished so far and trains nothing; --status says where each run is.
 The data are $MULTI30K_DATA (default work/multi30k): a finished preparation there is used as it was made;
 otherwise data-prep/multi30k.sh prepares the full corpus there. The summary scores the committed hypotheses

@@ -84,7 +84,8 @@ def summarize(data: Path, results: Path, patience: int, max_update: int, n_boot:
                 if run["convergence"]["stopped"] and path.exists():
                     hyps[system, seed, split] = read_lines(path)
                     if len(hyps[system, seed, split]) != len(refs[split]):
-                        raise ValueError(f"{path}: {len(hyps[system, seed, split])} lines for {len(refs[split])} references")
+                        raise ValueError(f"{path}: {len(hyps[system, seed, split])} lines for "
+                                         f"{len(refs[split])} references")
     bleu, chrf = BLEU(), CHRF()
     for (system, seed, split), h in hyps.items():
         runs[system][seed]["scores"][split] = {"BLEU": round(bleu.corpus_score(h, [refs[split]]).score, 2),
@@ -237,9 +238,9 @@ def readme_table(summary: dict) -> str:
     out = [f"Best checkpoint by validation loss; training stopped after {rule['patience_epochs']} epochs without the "
            f"loss falling by more than {rule['min_delta']:g} (cap {rule['max_update']:,} updates); {beam}, detokenized "
            "sacreBLEU; mean ± sample std over seeds. p: paired bootstrap against vanilla of the same seed, per seed "
-           f"({summary['paired_bootstrap_resamples']:,} resamples). Δ: the difference of the mean BLEU against vanilla, "
-           "and for a control against SG-Net, with Welch's t-test p over seeds, which, unlike the per-seed p, also "
-           "counts the seeds' training noise; the per-seed p against SG-Net are in results/multi30k/summary.md."
+           f"({summary['paired_bootstrap_resamples']:,} resamples). Δ: the difference of the mean BLEU against "
+           "vanilla, and for a control against SG-Net, with Welch's t-test p over seeds, which, unlike the per-seed "
+           "p, also counts the seeds' training noise; the per-seed p against SG-Net are in results/multi30k/summary.md."
            + (f" Trained in {summary['trained']}." if summary.get("trained") else ""), "",
            "| system | seeds | " + " | ".join(f"{n} BLEU (p per seed)" for n in names) + " | "
            + " | ".join(f"{n} Δ BLEU vs vanilla (p over seeds)" for n in names) + " | "
@@ -283,7 +284,8 @@ def main(argv=None) -> int:
     p.add_argument("--max-update", type=int, default=8000)
     p.add_argument("--bootstrap", type=int_at_least(10), default=1000, help="paired bootstrap resamples (at least 10; "
                    "p cannot fall below 1/N)")
-    p.add_argument("--planned", default=None, help='the runs planned, "SYSTEM:SEED ...": the table says which are missing')
+    p.add_argument("--planned", default=None,
+                   help='the runs planned, "SYSTEM:SEED ...": the table says which are missing')
     p.add_argument("--readme", type=Path, default=None,
                    help="also write the table into this file's multi30k-summary block (examples/multi30k/README.md)")
     args = p.parse_args(argv)

@@ -178,7 +178,8 @@ class RaceStudy(Study):
 
     def state(self, run):
         if self.finished(run):
-            return "finished: " + describe(f"{self.res}/{run.name}.eval.json", "RACE accuracy {RACE[accuracy]} on {split}")
+            return "finished: " + describe(f"{self.res}/{run.name}.eval.json",
+                                           "RACE accuracy {RACE[accuracy]} on {split}")
         train_log = f"{self.folder(run)}/train.log"
         if os.path.isfile(train_log):
             return f"training: update {last_update(train_log)} of {self.updates}"
@@ -195,7 +196,8 @@ class RaceStudy(Study):
                      f"converting MiniLM into {self.pretrained} failed", env=self.env)
 
     def train(self, pool, run, lock):
-        o, ck, res, name, env, bsz, updates = self.o, self.folder(run), self.res, run.name, self.env, self.bsz, self.updates
+        o, ck, res, name = self.o, self.folder(run), self.res, run.name
+        env, bsz, updates = self.env, self.bsz, self.updates
         start = fine_tune_start(ck, self.pretrained)
         log(f"[race] {name}: {updates} updates of {bsz} on {self.subset} ({self.recipe} recipe, {self.maxpos} "
             f"positions, lr {o['lr']})")

@@ -7,7 +7,8 @@ run. Against the baseline of the same seed: the exact McNemar p on the questions
 other wrong (per-question predictions, ``*.pred.jsonl.gz``); over seeds: the difference of the means with
 Welch's p (seed_statistics.py), when both sides have two seeds or more. Writes ``summary.json``, ``summary.md``
 and, with ``--figure``, accuracy by question length for the baseline against SG-Net (the AAAI paper's Figure 4
-reading, here on RACE); with ``--readme`` the table also goes into that file's ``--block`` (``race-summary`` by default).
+reading, here on RACE); with ``--readme`` the table also goes into that file's ``--block`` (``race-summary`` by
+default).
 """
 from __future__ import annotations
 
@@ -134,7 +135,9 @@ def table(summary: dict) -> str:
              f"{setup['batch_size']} questions from `{setup['train_subset']}`, lr {setup['lr']:g}, "
              f"{setup['max_positions']} positions; on {', '.join(setup['devices'])}); the last checkpoint on RACE dev, "
              f"accuracy %; p: exact McNemar against the baseline of the same seed; chance is 25 %.{stopped}", "",
-             "| system | seeds | RACE-M | RACE-H | RACE | vs baseline, all scored questions (only this right / only the baseline right, McNemar p, per seed) | RACE-M over seeds (Welch) | SG-Net's variants vs the SG-Net they vary (only this right / only that right, McNemar p, per seed) |",
+             "| system | seeds | RACE-M | RACE-H | RACE | vs baseline, all scored questions (only this right / only "
+             "the baseline right, McNemar p, per seed) | RACE-M over seeds (Welch) | SG-Net's variants vs the SG-Net "
+             "they vary (only this right / only that right, McNemar p, per seed) |",
              "|---|---|---|---|---|---|---|---|"]
     for system, row in summary["systems"].items():
         cells = []
@@ -178,7 +181,8 @@ def length_figure(runs: dict, out: Path) -> None:
             continue
         accs, ns = [], []
         for a, b in LENGTH_BINS:
-            rows = [x for r in runs[system].values() for x in r["predictions"].values() if a <= x["question_words"] <= b]
+            rows = [x for r in runs[system].values() for x in r["predictions"].values()
+                    if a <= x["question_words"] <= b]
             accs.append(100.0 * sum(x["correct"] for x in rows) / len(rows) if rows else float("nan"))
             ns.append(len(rows))
         ax.plot(range(len(labels)), accs, style, label=LABELS[system])

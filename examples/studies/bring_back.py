@@ -106,7 +106,8 @@ def bring_back(archive: Path, into: Path, precision: str, member: str = "results
             with tarfile.open(archive, "r:gz") as tar:
                 tar.extractall(tmp, filter="data")  # no links out, no absolute paths, no devices
         except tarfile.FilterError as e:
-            raise ValueError(f"{archive}: holds a link or a path outside itself ({e}); not an archive of runs") from None
+            raise ValueError(f"{archive}: holds a link or a path outside itself ({e}); "
+                             "not an archive of runs") from None
         except (tarfile.TarError, EOFError, OSError) as e:
             raise ValueError(f"{archive}: a damaged or cut archive ({e}); bring it back again") from None
         got = Path(tmp) / member

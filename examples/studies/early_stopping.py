@@ -5,8 +5,9 @@ whatever the first validation gives, so an interrupted run stops later than an u
 reproduce scripts instead train one stretch at a time (``--max-epoch`` or ``--max-update``) and ask this
 script, which reads every validation in the log, whether to go on:
 
-    python -m examples.studies.early_stopping LOG --metric loss --patience 5 --max-update 8000             # per epoch
-    python -m examples.studies.early_stopping LOG --metric accuracy --maximize --patience 5 --interval 500  # per 500 updates
+    python -m examples.studies.early_stopping LOG --metric loss --patience 5 --max-update 8000  # per epoch
+    python -m examples.studies.early_stopping LOG --metric accuracy --maximize --patience 5 --interval 500
+        # per 500 updates
 
 It prints the next ``--max-epoch`` (the next epoch) or ``--max-update`` (as far as the validations left to the
 patience count reach) to train to, or ``stop``; ``--describe`` prints where the run

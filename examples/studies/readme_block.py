@@ -26,8 +26,9 @@ def _block(path: Path, name: str) -> tuple[str, int, int]:
     if len(b) != 1 or len(e) != 1 or e[0].start() < b[0].end():
         def line(ms):
             return ", ".join(str(src.count("\n", 0, m.start()) + 1) for m in ms) or "none"
-        raise ValueError(f"{path}: needs one '<!-- begin {name} ... -->' line (found at line {line(b)}) followed by one "
-                         f"'<!-- end {name} -->' line (found at line {line(e)}); the generated table goes between them")
+        raise ValueError(f"{path}: needs one '<!-- begin {name} ... -->' line (found at line {line(b)}) followed by "
+                         f"one '<!-- end {name} -->' line (found at line {line(e)}); the generated table goes "
+                         "between them")
     return src, b[0].end(), e[0].start()
 
 

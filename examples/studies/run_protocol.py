@@ -3,11 +3,11 @@
 A table's folder holds ``protocol.json`` (``TAG.protocol.json`` for a ``--tag``'s runs, a table of their own): its
 systems, its seeds, its recipe (fairseq options as the training log's configuration spells them: ``max_update``,
 ``lr``, ``batch_size``...), where the study scores one its split, and optionally its data's fingerprint. A run's
-record (run_record.py) is required, held to the same, and compared with the other runs' records. The reproduce script that makes the
-folder writes it and checks every later call against it, so a trial (``--max-update 10``) never trains into the
-table; the summary admits a run only if it is named ``SYSTEM_seedN`` with a system and seed of the table, and the
-last start in its log (the configuration it finished under) holds the recipe and that seed, and it names each run
-it leaves out and why.
+record (run_record.py) is required, held to the same, and compared with the other runs' records. The reproduce
+script that makes the folder writes it and checks every later call against it, so a trial (``--max-update 10``)
+never trains into the table; the summary admits a run only if it is named ``SYSTEM_seedN`` with a system and seed
+of the table, and the last start in its log (the configuration it finished under) holds the recipe and that seed,
+and it names each run it leaves out and why.
 """
 from __future__ import annotations
 

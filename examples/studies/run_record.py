@@ -75,7 +75,8 @@ def write_record(path, *, study: str, system: str, seed: int, recipe: dict, data
 def record_of(log) -> Path:
     """A run's record, beside its kept training log."""
     log = str(log)
-    return Path(log[: -len(".train.log.gz")] + ".record.json" if log.endswith(".train.log.gz") else log + ".record.json")
+    stem = log[: -len(".train.log.gz")] if log.endswith(".train.log.gz") else log
+    return Path(stem + ".record.json")
 
 
 def record_differences(log, seed: int, recipe: dict, split: str | None = None, data: str | None = None) -> list[str]:
