@@ -6,8 +6,8 @@
 #   bash scripts/train_multi30k.sh [--updates N] [--out DIR]
 #
 # Offline: the raw files are read from $MULTI30K_DIR, or from the local copies of the corpora
-# (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/multi30k); otherwise they are downloaded. Re-running skips finished data-prep stages and resumes training
-# from checkpoint_last.pt.
+# (fairseq_syntax/local_data.py: $FAIRSEQ_SYNTAX_DATA/multi30k); otherwise they are downloaded. Re-running skips
+# finished data-prep stages and resumes training from checkpoint_last.pt.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 UPDATES=250
