@@ -230,7 +230,8 @@ def test_table_2_trains_scores_summarizes_and_refuses_a_trial(tmp_path_factory, 
     """reproduce_sla_table.sh --table 2 on MRPC and STS-B slices: the baseline and SLA on random trees, seed 1,
     2 updates: every run scored on dev with its record and predictions (MRPC's F1, STS-B's Spearman), summarized
     into Table 2's block with McNemar on MRPC and a paired bootstrap of Pearson on STS-B; a trial of another budget is
-    refused before it trains, and a run of another budget copied into the folder is named and left out."""
+    refused before it trains, and a run of another budget copied into the folder is named and left out; a run on
+    data other than the finished runs' is refused before it trains."""
     import gzip
     import shutil
 
@@ -280,6 +281,18 @@ def test_table_2_trains_scores_summarizes_and_refuses_a_trial(tmp_path_factory, 
     summary = run(cmd + ["--summary-only"])
     assert "refused MRPC_baseline_seed3" in summary.stderr and "its max_update is 4, the table's 2" in summary.stderr
     assert json.loads((res / "summary.json").read_text())["table"]["MRPC"]["baseline"]["seeds"] == [1]
+    # runs that trained on other data (their records' fingerprint): a new run of that task is refused before it
+    # trains, naming both fingerprints and the code the records name; STS-B's data still agrees with its runs
+    for path in res.glob("MRPC_*.record.json"):
+        r = json.loads(path.read_text())
+        path.write_text(json.dumps(dict(r, data="0123456789ab" + "0" * 28, code="abc1234")))
+    seed2 = cmd[:cmd.index("--seeds") + 1] + ["2"] + cmd[cmd.index("--seeds") + 2:]
+    refused = run(seed2, check=False)
+    assert refused.returncode != 0 and "STS-B: the data" not in refused.stderr, refused.stderr[-2000:]
+    assert (f"MRPC: the data in {root}/glue/MRPC/bin (fingerprint " in refused.stderr
+            and "is not the data the table's 3 finished runs of MRPC in" in refused.stderr
+            and "trained on (0123456789ab; their records name the code abc1234)" in refused.stderr), refused.stderr
+    assert not (tmp_path / "ck/MRPC_baseline_seed2").exists() and not (tmp_path / "ck/STS-B_baseline_seed2").exists()
 
 
 @pytest.mark.slow
