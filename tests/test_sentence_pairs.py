@@ -283,6 +283,7 @@ def test_table_2_trains_scores_summarizes_and_refuses_a_trial(tmp_path_factory, 
     assert json.loads((res / "summary.json").read_text())["table"]["MRPC"]["baseline"]["seeds"] == [1]
     # runs that trained on other data (their records' fingerprint): a new run of that task is refused before it
     # trains, naming both fingerprints and the code the records name; STS-B's data still agrees with its runs
+    ours = json.loads((res / "MRPC_baseline_seed1.record.json").read_text())["data"]
     for path in res.glob("MRPC_*.record.json"):
         r = json.loads(path.read_text())
         path.write_text(json.dumps(dict(r, data="0123456789ab" + "0" * 28, code="abc1234")))
@@ -293,6 +294,12 @@ def test_table_2_trains_scores_summarizes_and_refuses_a_trial(tmp_path_factory, 
             and "is not the data the table's 3 finished runs of MRPC in" in refused.stderr
             and "trained on (0123456789ab; their records name the code abc1234)" in refused.stderr), refused.stderr
     assert not (tmp_path / "ck/MRPC_baseline_seed2").exists() and not (tmp_path / "ck/STS-B_baseline_seed2").exists()
+    # the data of one finished run of three is not the table's: the summary holds a run to what most hold
+    seed3 = res / "MRPC_baseline_seed3.record.json"
+    seed3.write_text(json.dumps(dict(json.loads(seed3.read_text()), data=ours)))
+    refused = run(seed2, check=False)
+    assert refused.returncode != 0 and "the table's 2 finished runs of MRPC in" in refused.stderr, refused.stderr
+    assert not (tmp_path / "ck/MRPC_baseline_seed2").exists()
 
 
 @pytest.mark.slow

@@ -55,7 +55,7 @@ from fairseq_syntax.pipeline.messages import Stop, log, run_main, run_tool  # no
 from fairseq_syntax.pipeline.options import need_int, need_ints, parse  # noqa: E402
 from examples.studies.early_stopping import fairseq_best, validations  # noqa: E402
 from examples.studies.result_files import describe as describe_results  # noqa: E402
-from examples.studies.run_record import data_fingerprint, read_record, write_record  # noqa: E402
+from examples.studies.run_record import data_fingerprint, most_held, read_record, write_record  # noqa: E402
 from examples.studies.runs import (console_env, corpus_dir, fine_tune_start, flag_keys, need_block,  # noqa: E402
                                    need_corpus, no_quick_study, same_run, user_dir)
 from examples.studies.study_runner import MODE_FLAGS, Run, Study, mode_of, run_study  # noqa: E402
@@ -274,25 +274,24 @@ class TableStudy(Study):
 
     def other_data(self, task):
         """Why the prepared data of a task with runs left to train is not the data its finished runs trained on
-        (their records' fingerprint), or None: a run on other data would train for hours and then be left out of
-        the table by the summary."""
+        (the fingerprint most of their records hold, as the summary holds every run to it), or None: a run on
+        other data would train for hours and then be left out of the table by the summary."""
         if all(self.finished(run) for run in self.runs if run.task == task):
             return None
-        held = {}
+        records = []
         for path in sorted(glob.glob(f"{glob.escape(self.res)}/{glob.escape(task)}_*_seed*.record.json")):
             try:
-                r = read_record(path)
+                records.append(read_record(path))
             except ValueError:
                 continue  # the summary names it
-            if r["data"]:
-                held.setdefault(r["data"], []).append(r)
+        held = most_held([r["data"] for r in records]) if records else None
         bin_dir = f"{self.prepared_in(task)}/bin"
-        if not held or (ours := data_fingerprint(bin_dir)) in held:
-            return None
-        most = max(held, key=lambda d: len(held[d]))
-        codes = ", ".join(sorted({r["code"] for r in held[most]}))
+        if held is None or (ours := data_fingerprint(bin_dir)) == held:
+            return None  # (records that cannot vouch for their data are the summary's to note)
+        holders = [r for r in records if r["data"] == held]
+        codes = ", ".join(sorted({str(r["code"]) for r in holders}))
         return (f"{task}: the data in {bin_dir} (fingerprint {ours[:12]}) is not the data the table's "
-                f"{len(held[most])} finished runs of {task} in {self.res} trained on ({most[:12]}; their records name "
+                f"{len(holders)} finished runs of {task} in {self.res} trained on ({held[:12]}; their records name "
                 f"the code {codes}), so the summary would leave every new run out: prepare {task} with that code "
                 f"into another --data-root, or give another --out for a new table")
 

@@ -146,6 +146,11 @@ def _shown(key: str, value) -> str:
     return f"{COMPARED[key]} {value}"
 
 
+def most_held(values: list):
+    """What most of ``values`` hold (a tie: the first of them to appear): what a table holds each run to."""
+    return max(values, key=lambda v: (values.count(v), -values.index(v)))
+
+
 def check_records(records: dict, study: str, group_of=None, prefix: str = "") -> tuple[dict, list[str]]:
     """One check for every study's summary: ({run left out: why}, notes) over ``records`` ({run: its record's
     path}). A run is left out, named, where its record is missing or not of the schema, names another study, or
@@ -179,7 +184,7 @@ def check_records(records: dict, study: str, group_of=None, prefix: str = "") ->
     for names in groups.values():
         for key in COMPARED:
             values = [json.dumps(read[n][key], sort_keys=True) for n in names]
-            common = max(values, key=lambda v: (values.count(v), -values.index(v)))
+            common = most_held(values)
             held = json.loads(common)
             for n, v in zip(names, values):
                 if v != common and n not in refused:
