@@ -341,6 +341,8 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
             paper_cells = " / ".join(map(str, paper)) if paper else "–"
         out.append(f"| {label} | " + " | ".join(cell(rows[task], task) for task in tasks) + " | " + " | ".join(deltas)
                    + f" | {cdelta} | " + paper_cells + " |")
+    n_boot = summary["paired_bootstrap_resamples"]
+    smallest = format_p(significant(1 / (n_boot + 1)), 3)
     if table == "1":
         tests = ("(SST-2: sentences only this / only the baseline gets right, exact McNemar p; CoLA and CoNLL-2003: "
                  "the difference and a paired bootstrap p over sentences")
@@ -348,8 +350,8 @@ def markdown(summary: dict, planned: list[str] | None, table: str = "1") -> str:
         tests = ("(RTE and MRPC: pairs only this / only the baseline gets right, exact McNemar p; STS-B: the "
                  "difference in Pearson and a paired bootstrap p over pairs")
     out += ["", "Per seed: each seed's score and, in brackets, its paired test against the baseline of the same seed "
-            f"{tests}, {summary['paired_bootstrap_resamples']:,} "
-            "resamples); a control also against the system it controls (vs sgnet, vs sla):", "",
+            f"{tests}, {n_boot:,} resamples, so its smallest p is 1/{n_boot + 1:,}, printed {smallest})"
+            "; a control also against the system it controls (vs sgnet, vs sla):", "",
             "| system | " + " | ".join(tasks) + " |", "|---|" + "---|" * len(tasks)]
     for system, label in SYSTEMS.items():
         if not any(t.get(task, {}).get(system) for task in tasks):
