@@ -71,12 +71,12 @@ def test_describe_says_where_a_run_stands(tmp_path):
     log.write_text("".join(valid_line(e, 128 * e, loss=v) for e, v in enumerate([5.0, 4.0, 4.1, 4.2], 1)))
     args = ["--metric", "loss", "--patience", "3", "--max-update", "8000", "--describe"]
     assert next_target(log, *args) == ("epoch 4 (512 updates): best valid loss 4.0 at epoch 2; "
-                                       "running, 2 of 3 validations without improvement")
+                                       "2 of 3 validations without improvement so far")
     log.write_text(log.read_text() + valid_line(5, 640, loss=4.3))
     assert next_target(log, *args).endswith("; finished (patience)")
     assert next_target(tmp_path / "none.log", *args) == "no validation yet"
     fixed = ["--metric", "loss", "--patience", "0", "--max-update", "768", "--describe"]  # a fixed budget: no rule
-    assert next_target(log, *fixed).endswith("; training, to 768 updates")
+    assert next_target(log, *fixed).endswith("; 768 updates planned")
     assert next_target(log, *fixed[:-1]) == "6"
     log.write_text(log.read_text() + valid_line(6, 768, loss=4.4))
     assert next_target(log, *fixed).endswith("; trained its budget of 768 updates")

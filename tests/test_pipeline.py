@@ -8,7 +8,7 @@ import pytest
 
 from fairseq_syntax.pipeline import options
 from fairseq_syntax.pipeline.atomic import atomic_path, command_output
-from fairseq_syntax.pipeline.locks import FileLock, Held
+from fairseq_syntax.pipeline.locks import FileLock, Held, holder_now
 from fairseq_syntax.pipeline.messages import Stop, run_main
 from fairseq_syntax.pipeline.ownership import OWNED, fresh_dir, install_dir, owned_or_absent
 from fairseq_syntax.pipeline.records import fingerprint
@@ -213,6 +213,49 @@ def test_a_lock_is_shared_or_exclusive_and_names_its_holder(tmp_path):
     with FileLock(path, shared=True), FileLock(path, shared=True):
         with pytest.raises(Held):
             FileLock(path)
+
+
+def test_who_holds_a_lock_is_read_without_taking_it(tmp_path):
+    """holder_now: what --status says of a run's folder. A lock file outlives its lock (a killed run, a restarted
+    machine), so the file's text alone is not an answer; reading never takes the lock a trainer may want."""
+    path = str(tmp_path / ".lock")
+    assert holder_now(path) is None  # no file
+    with FileLock(path) as held:
+        held.claim("reproduce_sla_table.sh")
+        text = holder_now(path)
+        assert text.startswith(f"pid {os.getpid()}, reproduce_sla_table.sh, started ")
+        with pytest.raises(Held):  # it is still this process's alone
+            FileLock(path)
+    assert holder_now(path) is None and open(path).read().startswith(f"pid {os.getpid()},")  # released, file kept
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / ".lock").write_text(f"pid {dead.stdout.strip()}, reproduce_sla_table.sh, started 2026-01-01\n")
+    assert holder_now(path) is None  # a file naming a process that is gone
+    with FileLock(path):  # held, but by a process other than the one the file names
+        assert holder_now(path) is None
+    with FileLock(str(tmp_path / "other.lock")) as other:
+        other.claim("x")
+        (tmp_path / ".lock").write_text(f"pid {os.getpid()}, x, started 2026-01-01\n")
+        assert holder_now(path) is None  # this process holds a lock, but on another file
+
+
+def test_where_the_kernel_lists_no_locks_the_named_process_must_be_alive(tmp_path, monkeypatch):
+    """holder_now off Linux (no /proc/locks): the process the lock file names, alive or gone."""
+    import builtins
+
+    from fairseq_syntax.pipeline import locks
+
+    def no_table(path, *a, **k):
+        if path == "/proc/locks":
+            raise FileNotFoundError(path)
+        return builtins.open(path, *a, **k)
+
+    monkeypatch.setattr(locks, "open", no_table, raising=False)
+    path = tmp_path / ".lock"
+    path.write_text(f"pid {os.getpid()}, reproduce.sh, started 2026-01-01\n")
+    assert locks.holder_now(str(path)) == f"pid {os.getpid()}, reproduce.sh, started 2026-01-01"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    path.write_text(f"pid {dead.stdout.strip()}, reproduce.sh, started 2026-01-01\n")
+    assert locks.holder_now(str(path)) is None
 
 
 def test_options_are_read_as_the_entry_points_always_read_them(capsys):

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from examples.studies.table_protocol import PAIR_TASKS
+from fairseq_syntax.pipeline.locks import FileLock
 
 from .conftest import ROOT, run, study_script
 from .run_files import write_run_record
@@ -272,9 +273,9 @@ def gate_values(checkpoint, data):
 
 
 def test_status_reads_a_running_runs_last_update(tmp_path):
-    """--status: a finished run by its score, a running one by the last update its log shows (a train_inner
-    line, num_updates=N), its best dev score so far and the time it has left at the pace its process logs, the others
-    not started; nothing is prepared or trained."""
+    """--status: a finished run by its score, a begun one by the last update its log shows (a train_inner
+    line, num_updates=N), its best dev score so far, the time it has left at the pace its process logs and whether a
+    process trains it now, the others not started; nothing is prepared or trained."""
     ck = tmp_path / "ck/CoNLL-2003_wla_seed1"
     ck.mkdir(parents=True)
     inner = "| INFO | train_inner | epoch 001:    {0} / 439 loss=1.5, num_updates={0}, lr=1e-05\n"
@@ -294,13 +295,20 @@ def test_status_reads_a_running_runs_last_update(tmp_path):
         {"metric": "f1", "f1": 88.123, "split": "test", "best_update": 1980}))
     # a damaged results file is named on its own line; the other runs are still listed
     (res / "CoNLL-2003_sgnet_nomask_seed1.eval.json").write_text('{"metric": "f1", "f1": 8')
-    out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003", "--systems",
-               "baseline wla sla sgnet sgnet_nomask", "--seeds", "1", "--out", str(res), "--checkpoints",
-               str(tmp_path / "ck"), "--status"])
+    # wla's lock file names a process that is gone (a killed run); sla's folder is held now, by this process
+    stale = "pid 999999999, reproduce_sla_table.sh, started 2026-12-01\n"
+    (tmp_path / "ck/CoNLL-2003_wla_seed1/.lock").write_text(stale)
+    with FileLock(str(ck / ".lock")) as held:
+        held.claim("reproduce_sla_table.sh")
+        out = run(["bash", str(ROOT / "examples/encoders/reproduce_sla_table.sh"), "--tasks", "CoNLL-2003",
+                   "--systems", "baseline wla sla sgnet sgnet_nomask", "--seeds", "1", "--out", str(res),
+                   "--checkpoints", str(tmp_path / "ck"), "--status"])
+        holder = (ck / ".lock").read_text().strip()
     assert out.stdout.splitlines() == [
         "CoNLL-2003 baseline seed 1: finished: f1 88.12 on test, best at update 1980",
-        "CoNLL-2003 wla seed 1: training: update 100 of 2200; about 70 min left at its pace of the last 50 updates",
-        "CoNLL-2003 sla seed 1: training: update 700 of 2200, best dev f1 so far 85.05 at update 660",
+        "CoNLL-2003 wla seed 1: update 100 of 2200; about 70 min left at its pace of the last 50 updates; "
+        "not training now: the next call resumes it",
+        f"CoNLL-2003 sla seed 1: update 700 of 2200, best dev f1 so far 85.05 at update 660; training now ({holder})",
         "CoNLL-2003 sgnet seed 1: not started",
         "CoNLL-2003 sgnet_nomask seed 1: finished: its results file is damaged: "
         f"{res}/CoNLL-2003_sgnet_nomask_seed1.eval.json: line 1: not valid JSON (Expecting ',' delimiter)",

@@ -166,8 +166,8 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
            "--seeds", "1 2", "--patience", "3", "--checkpoints", str(ck), "--out", str(res),
            "--data", str(tmp_path / "no-data")]
     assert run(cmd).stdout.splitlines() == [
-        "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; running, "
-        "1 of 3 validations without improvement",
+        "converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update 1000; 1 of 3 "
+        "validations without improvement so far; not training now: the next call resumes it",
         f"converged_sa_early_corefall seed 1: finished; LAMBADA dev accuracy 31.5 "
         f"({res}/converged_sa_early_corefall_seed1.eval.json)",
         "converged_sa_early seed 2: not started",
@@ -176,7 +176,7 @@ def test_lambada_status_says_where_each_run_stands_and_trains_nothing(tmp_path):
         f"in double quotes) ({res}/converged_sa_early_corefall_seed2.eval.json)"]
     fixed = run(cmd[:3] + cmd[4:] + ["--updates", "3000"]).stdout.splitlines()[0]  # a fixed budget, not the rule
     assert fixed == ("converged_sa_early seed 1: update 1500 (1500 updates): best valid accuracy 17.25 at update "
-                     "1000; training, to 3000 updates")
+                     "1000; 3000 updates planned; not training now: the next call resumes it")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ck", "res"] and len(list(res.iterdir())) == 4
 
 

@@ -202,7 +202,7 @@ class TableStudy(Study):
                 break
 
     def state(self, run):
-        """Finished: its score; training: its update, best dev score so far and time left at its pace."""
+        """Finished: its score; begun: its update, best dev score so far and time left at its pace."""
         m, n, train_log = METRIC[run.task], self.budget[run.task], f"{self.folder(run)}/train.log"
         if self.finished(run):
             return "finished: " + describe_results(f"{self.res}/{run.name}.eval.json",
@@ -210,7 +210,7 @@ class TableStudy(Study):
         if not os.path.isfile(train_log):
             return "not started"
         last = last_update(train_log)
-        state = f"training: update {last} of {n}"
+        state = f"update {last} of {n}"
         vals = validations(train_log, m, by="update")
         if vals:
             best = fairseq_best(vals)

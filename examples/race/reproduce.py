@@ -182,7 +182,7 @@ class RaceStudy(Study):
                                            "RACE accuracy {RACE[accuracy]} on {split}")
         train_log = f"{self.folder(run)}/train.log"
         if os.path.isfile(train_log):
-            return f"training: update {last_update(train_log)} of {self.updates}"
+            return f"update {last_update(train_log)} of {self.updates}"
         return "not started"
 
     def protocol(self):

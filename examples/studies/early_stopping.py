@@ -122,9 +122,9 @@ def describe(c: dict, metric: str, by: str, patience: int, max_update: int) -> s
     if not c["validations"]:
         return "no validation yet"
     if not patience:
-        state = f"trained its budget of {max_update} updates" if c["stopped"] else f"training, to {max_update} updates"
+        state = f"trained its budget of {max_update} updates" if c["stopped"] else f"{max_update} updates planned"
     else:
-        running = f"running, {c['validations_since_improvement']} of {patience} validations without improvement"
+        running = f"{c['validations_since_improvement']} of {patience} validations without improvement so far"
         state = {"patience": "finished (patience)", "max_update": "finished (update cap)"}.get(c["stopped"], running)
     return (f"{by} {c[f'last_{by}']} ({c['last_update']} updates): best valid {metric} {c[f'best_valid_{metric}']} "
             f"at {by} {c[f'best_{by}']}; {state}")

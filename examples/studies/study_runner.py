@@ -15,9 +15,11 @@ stands, and its summary. ``run_study`` does the rest, the same way for every stu
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from fairseq_syntax.pipeline.jobs import JobPool
+from fairseq_syntax.pipeline.locks import holder_now
 from fairseq_syntax.pipeline.messages import Stop, log
 from .runs import lock_run
 
@@ -99,10 +101,22 @@ def each_run(runs, one, jobs: int, failed: str) -> None:
         raise Stop(failed)
 
 
+def training_now(study: Study, run: Run, state: str) -> str:
+    """For a run not finished: whether a process trains it now (its folder's lock held) or, begun, it stopped
+    (killed, or its machine restarted) and the next call resumes it; its log alone cannot tell the two apart."""
+    if study.finished(run):
+        return ""
+    holder = holder_now(os.path.join(study.folder(run), ".lock"))
+    if holder:
+        return f"; training now ({holder})"
+    return "" if state == "not started" else "; not training now: the next call resumes it"
+
+
 def run_study(study: Study, mode: str, jobs: int) -> None:
     if mode == "status":
         for run in study.runs:
-            print(f"{study.title(run)}: {study.state(run)}", flush=True)
+            state = study.state(run)
+            print(f"{study.title(run)}: {state}{training_now(study, run, state)}", flush=True)
         study.status_end()
         return
     if mode == "summary":

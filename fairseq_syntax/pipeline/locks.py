@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import sys
 import time
 
@@ -68,3 +69,35 @@ ENTRY = os.environ.pop("FAIRSEQ_SYNTAX_ENTRY", "")
 def program() -> str:
     """The entry point's name, as a lock's holder says it."""
     return ENTRY or os.path.basename(sys.argv[0])
+
+
+def holder_now(path: str) -> str | None:
+    """Who holds the lock at ``path`` now (what it wrote of itself), or None where no process does: read without
+    taking the lock, so that a trainer starting meanwhile is never turned away. On Linux, from the kernel's table
+    of locks: an flock on this file's inode by the process the file names (a lock file outlives its lock, and a
+    restarted machine keeps the file); elsewhere, whether the process the file names is alive."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read().strip()
+        inode = str(os.stat(path).st_ino)
+    except OSError:
+        return None
+    named = re.match(r"pid (\d+),", text)
+    if not named:
+        return None
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            table = fh.read()
+    except OSError:
+        try:
+            os.kill(int(named.group(1)), 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:  # alive, another user's
+            pass
+        return text
+    for line in table.splitlines():  # "1: FLOCK  ADVISORY  WRITE 14246 fe:00:5490938 0 EOF"; "->" marks a waiter
+        f = line.split()
+        if len(f) > 5 and f[1] == "FLOCK" and f[4] == named.group(1) and f[5].rsplit(":", 1)[-1] == inode:
+            return text
+    return None
