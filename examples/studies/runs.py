@@ -65,12 +65,17 @@ def flag_keys(flags: list[str]) -> dict:
     return keys
 
 
+def run_lock(ck: str) -> str:
+    """The lock file of the run folder ``ck``: taken by lock_run, read by --status."""
+    return os.path.join(ck, ".lock")
+
+
 def lock_run(ck: str) -> FileLock | None:
     """The run folder ``ck``, made if new, is trained by this process only, while it (or the commands it passes
     the lock to) lives; None, logged, where another process holds it: the run is left to that one."""
     os.makedirs(ck, exist_ok=True)
     try:
-        lock = FileLock(os.path.join(ck, ".lock"))
+        lock = FileLock(run_lock(ck))
     except Held as held:
         log(f"{ck}: another process ({held or 'unknown'}) is training this run; left to it")
         return None

@@ -15,13 +15,12 @@ stands, and its summary. ``run_study`` does the rest, the same way for every stu
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from fairseq_syntax.pipeline.jobs import JobPool
 from fairseq_syntax.pipeline.locks import holder_now
 from fairseq_syntax.pipeline.messages import Stop, log
-from .runs import lock_run
+from .runs import lock_run, run_lock
 
 MODE_FLAGS = ("--status", "--summary-only", "--no-summary")
 
@@ -106,7 +105,7 @@ def training_now(study: Study, run: Run, state: str) -> str:
     (killed, or its machine restarted) and the next call resumes it; its log alone cannot tell the two apart."""
     if study.finished(run):
         return ""
-    holder = holder_now(os.path.join(study.folder(run), ".lock"))
+    holder = holder_now(run_lock(study.folder(run)))
     if holder:
         return f"; training now ({holder})"
     return "" if state == "not started" else "; not training now: the next call resumes it"
