@@ -1,7 +1,8 @@
 """The Multi30k and LAMBADA summaries on hand-written runs, the README block they write, and how the reproduce
-scripts keep fp16 runs apart from fp32 ones."""
+scripts keep fp16 runs apart from fp32 ones; the front page's figures against the studies' READMEs."""
 import gzip
 import json
+import re
 import subprocess
 import sys
 
@@ -280,3 +281,21 @@ def test_lambada_summary_says_so_when_the_two_readers_have_different_seed_counts
     assert ("- converged_sa_early_corefall against converged_sa_early (2 against 3 seeds, 2 paired, all converged): "
             "higher on 2 of 2 (+4.00, +4.00 points;") in md
     assert "| converged_sa_early | 3 | 38.00 ± 1.00 |" in md
+
+
+def test_the_front_page_quotes_its_studies():
+    """The front page's results are written by hand: each figure there is one its study's README prints, with its sign
+    where it has one, and Table 2's count of runs is the number its summary reads."""
+    rows = [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if line.startswith("| [")]
+    assert len(rows) >= 6
+    for row in rows:
+        link, result = re.match(r"\| \[[^]]+\]\(([^)#]+)[^)]*\) \| ([^|]+)\|", row).groups()
+        study = (ROOT / link).read_text(encoding="utf-8")
+        figures = re.findall(r"([+−]?)(\d+\.\d+(?:e-\d+)?)", result)
+        assert figures, row
+        missing = [sign.replace("−", "-") + n for sign, n in figures if sign.replace("−", "-") + n not in study]
+        assert not missing, f"{link} does not print {missing}"
+    table2 = next(row for row in rows if "#table-2" in row)
+    landed = int(re.search(r"(\d+) of 70 runs", table2).group(1)) if " of 70 runs" in table2 else 70
+    summary = json.loads((ROOT / "results" / "encoders_table2" / "summary.json").read_text(encoding="utf-8"))
+    assert landed == sum(len(runs) for runs in summary["trained"]["devices"].values())
